@@ -1,0 +1,17 @@
+"""layoutkit: describe, inspect and convert tensor memory layouts.
+
+>>> import numpy as np, layoutkit as lk
+>>> x = np.arange(24, dtype=np.uint8).reshape(1, 3, 2, 4)
+>>> lk.Layout("NCHW4c").pack(x).shape
+(1, 1, 2, 4, 4)
+"""
+
+from ._errors import LayoutError
+from ._engine import convert
+from .layout import Layout
+
+__version__ = "0.1.0"
+
+from . import htp  # noqa: E402  (adapters import the core above)
+
+__all__ = ["Layout", "LayoutError", "__version__", "convert", "htp"]

@@ -1,0 +1,454 @@
+"""Planning and validation for every repack: pack, unpack and convert.
+
+A repack walks the destination buffer in memory order. Each side (the source
+and the destination) is described per logical dim as a list of *digits*
+``(weight, extent, byte_stride)`` of the padded coordinate ``p``. The planner
+cuts every dim at the union of both sides' digit weights, so each refined digit
+maps linearly to a byte stride on both sides; the kernel then only needs, per
+level, an extent, two strides, and (for dims with padding or ragged ends) the
+ranges of ``p`` that hold data or exist in the destination.
+
+Levels of size 1 are dropped and adjacent levels that are contiguous on both
+sides are fused. Plans are cached per (layouts, shape, itemsize, strides).
+
+When both sides cut a dim at weights that do not divide each other (say blocks
+of 3 and of 4), no linear plan exists; such conversions use a gather through
+per-element offsets computed with numpy (correct, slower, rare).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ._errors import LayoutError
+from ._repack import RepackPlan
+from .layout import Layout
+
+__all__ = ["convert", "pack", "unpack"]
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side of a repack: per dim, its digits (weight, extent|None, byte stride)."""
+
+    digits: tuple[tuple[int, int, int | None, int], ...]  # (dim, weight, extent, stride) memory order
+    left_pad: tuple[int, ...]
+    padded: tuple[int, ...]  # extent of p per dim (M)
+
+    def dim_digits(self, d: int) -> list[tuple[int, int | None, int]]:
+        return [(w, n, s) for dd, w, n, s in self.digits if dd == d]
+
+    def is_linear(self, d: int) -> bool:
+        dd = self.dim_digits(d)
+        return len(dd) <= 1 and all(w == 1 for w, _, _ in dd)
+
+
+def _layout_side(layout: Layout, shape: tuple[int, ...], itemsize: int) -> _Side:
+    phys = layout.physical_shape(shape)
+    strides = [itemsize] * len(phys)
+    for k in range(len(phys) - 2, -1, -1):
+        strides[k] = strides[k + 1] * phys[k + 1]
+    digits = []
+    for (d, w, n), st, ext in zip(layout.digits, strides, phys):
+        digits.append((d, w, ext if n is not None else None, st))
+    return _Side(tuple(digits), layout.left_pad, layout.padded_shape(shape))
+
+
+def _array_side(shape: tuple[int, ...], strides: tuple[int, ...]) -> _Side:
+    digits = tuple((d, 1, None, strides[d]) for d in range(len(shape)))
+    return _Side(digits, (0,) * len(shape), shape)
+
+
+class _NoLinearPlan(Exception):
+    pass
+
+
+def _build_plan(src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int) -> RepackPlan:
+    """Refine both sides into kernel levels (see the module docstring)."""
+    rank = len(shape)
+    src_base = 0
+    dst_base = 0
+    # Per dim: the frame of p, the range holding data (v) and the range that exists in dst (e).
+    v_rng, e_rng = [], []
+    for d in range(rank):
+        lps, lpd = src.left_pad[d], dst.left_pad[d]
+        if lps == lpd:
+            shift, e_lo, e_hi = lpd, 0, dst.padded[d]
+        elif src.is_linear(d):
+            shift, e_lo, e_hi = lpd, 0, dst.padded[d]
+            src_base += (lps - lpd) * (src.dim_digits(d) or [(1, None, 0)])[0][2]
+        elif dst.is_linear(d):
+            shift = lps
+            e_lo, e_hi = lps - lpd, lps - lpd + dst.padded[d]
+            dst_base += (lpd - lps) * (dst.dim_digits(d) or [(1, None, 0)])[0][2]
+        else:
+            raise _NoLinearPlan
+        v_rng.append((shift, shift + shape[d]))
+        e_rng.append((e_lo, e_hi))
+
+    # Refined levels in destination order.
+    levels: list[list[int]] = []  # [extent, sstride, dstride, dim, weight]
+    for d in range(rank):
+        cuts = sorted({w for w, _, _ in src.dim_digits(d)} | {w for w, _, _ in dst.dim_digits(d)} | {1})
+        cuts = [c for c in cuts if c < max(e_rng[d][1], 1)] or [1]
+        for a, b in zip(cuts, cuts[1:]):
+            if b % a:
+                raise _NoLinearPlan
+    for d, w, n, dstride in dst.digits:
+        e_hi = e_rng[d][1]
+        top = w * n if n is not None else max(e_hi, 1)
+        all_cuts = sorted(
+            {c for c, _, _ in src.dim_digits(d)} | {c for c, _, _ in dst.dim_digits(d)} | {1}
+        )
+        sub = [c for c in all_cuts if w <= c < top and (c < e_hi or c == w)]
+        bounds = [*sub[1:], top]
+        src_digits = src.dim_digits(d)
+        for c, nxt in reversed(list(zip(sub, bounds))):
+            extent = -(-nxt // c)
+            sstride = None
+            for sw, sn, ss in src_digits:
+                if sw <= c and (sn is None or c < sw * sn):
+                    sstride = ss * (c // sw)
+                    break
+            if sstride is None:  # only reachable when the dim has no source digits (extent 0/1)
+                sstride = 0
+            levels.append([extent, sstride, dstride * (c // w), d, c])
+
+    # Dims that never need a range check: no shift, no padding, nothing ragged.
+    clean = [
+        v_rng[d] == (0, shape[d]) and e_rng[d] == (0, shape[d])
+        and math.prod(lv[0] for lv in levels if lv[3] == d) == shape[d]
+        for d in range(rank)
+    ]
+    if any(shape[d] == 0 for d in range(rank)):
+        levels = []  # nothing to copy; every existing slot is padding
+        clean = [False] * rank
+    levels = [lv for lv in levels if lv[0] != 1]
+    for lv in levels:
+        if clean[lv[3]]:
+            lv[3] = -1
+    fused: list[list[int]] = []
+    for lv in levels:
+        if fused:
+            prev = fused[-1]
+            if (
+                prev[3] == -1 and lv[3] == -1
+                and prev[1] == lv[0] * lv[1] and prev[2] == lv[0] * lv[2]
+            ):
+                prev[0] *= lv[0]
+                prev[1], prev[2] = lv[1], lv[2]
+                continue
+        fused.append(lv)
+    levels = fused
+
+    constrained = [d for d in range(rank) if not clean[d]]
+    compact = {d: k for k, d in enumerate(constrained)}
+    nlev = len(levels)
+    ranges = []
+    for d in constrained:
+        ranges += [e_rng[d][0], e_rng[d][1], v_rng[d][0], v_rng[d][1]]
+    span = np.ones((nlev + 1, max(len(constrained), 1)), dtype=np.int64)
+    for k, d in enumerate(constrained):
+        current = 1
+        for lv_i in range(nlev - 1, -1, -1):
+            ext, _, _, dim, wgt = levels[lv_i]
+            if dim == d:
+                current = wgt * ext
+            span[lv_i, k] = current
+    return RepackPlan(
+        np.array([lv[0] for lv in levels], dtype=np.int64),
+        np.array([lv[1] for lv in levels], dtype=np.int64),
+        np.array([lv[2] for lv in levels], dtype=np.int64),
+        np.array([compact.get(lv[3], -1) for lv in levels], dtype=np.int64),
+        np.array([lv[4] for lv in levels], dtype=np.int64),
+        np.array(ranges or [0], dtype=np.int64),
+        span,
+        len(constrained),
+        itemsize,
+        src_base,
+        dst_base,
+    )
+
+
+@lru_cache(maxsize=512)
+def _cached_plan(
+    src_key: Any, dst_key: Any, shape: tuple[int, ...], itemsize: int, src_strides: Any
+) -> RepackPlan | None:
+    src_layout, dst_layout = src_key, dst_key
+    if src_layout is None:
+        src = _array_side(shape, src_strides)
+    else:
+        src = _layout_side(src_layout, shape, itemsize)
+    if dst_layout is None:
+        cstrides = [itemsize] * len(shape)
+        for k in range(len(shape) - 2, -1, -1):
+            cstrides[k] = cstrides[k + 1] * shape[k + 1]
+        dst = _array_side(shape, tuple(cstrides))
+    else:
+        dst = _layout_side(dst_layout, shape, itemsize)
+    try:
+        return _build_plan(src, dst, shape, itemsize)
+    except _NoLinearPlan:
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Validation helpers
+# ---------------------------------------------------------------------------
+
+
+def _as_array(x: Any, name: str) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        arr = x
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception as exc:  # e.g. ragged nested lists
+            raise TypeError(f"{name}: cannot be viewed as an array ({exc})") from None
+    if arr.dtype.hasobject:
+        raise TypeError(f"{name}: dtype {arr.dtype} holds Python objects; layoutkit moves raw elements only")
+    return arr
+
+
+def _pad_bytes(pad_value: Any, dtype: np.dtype) -> np.ndarray:
+    if dtype.kind == "V" and dtype.fields is None:
+        if isinstance(pad_value, (bytes, bytearray)) and len(pad_value) == dtype.itemsize:
+            return np.frombuffer(bytes(pad_value), dtype=np.uint8).copy()
+        if isinstance(pad_value, (int, np.integer)) and not isinstance(pad_value, bool) and pad_value == 0:
+            return np.zeros(dtype.itemsize, dtype=np.uint8)
+        raise LayoutError(
+            f"pad_value={pad_value!r}: for raw dtype {dtype} pass 0 or {dtype.itemsize} bytes"
+        )
+    try:
+        value = np.array(pad_value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise LayoutError(f"pad_value={pad_value!r} cannot be stored as {dtype}: {exc}") from None
+    if value.shape != ():
+        raise LayoutError(f"pad_value must be a scalar, got shape {value.shape}")
+    if dtype.kind in "iu" and np.array(pad_value).dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= int(pad_value) <= info.max:
+            raise LayoutError(f"pad_value={pad_value} does not fit {dtype} (range {info.min}..{info.max})")
+    return np.frombuffer(value.tobytes(), dtype=np.uint8).copy()
+
+
+def _check_out(out: Any, dtype: np.dtype, shape: tuple[int, ...], inputs: tuple[np.ndarray, ...]) -> np.ndarray:
+    n = math.prod(shape)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out: expected a numpy.ndarray, got {type(out).__name__}")
+    if out.dtype != dtype:
+        raise LayoutError(f"out: dtype is {out.dtype}, expected {dtype}")
+    if out.size != n:
+        raise LayoutError(f"out: holds {out.size} elements, expected {n} (shape {shape})")
+    if not out.flags.c_contiguous:
+        raise LayoutError("out: must be C-contiguous")
+    if not out.flags.writeable:
+        raise LayoutError("out: is read-only")
+    for arr in inputs:
+        if n and np.may_share_memory(out, arr):
+            raise LayoutError("out: overlaps the input buffer; pass a separate array")
+    return out if out.shape == shape else out.reshape(shape)
+
+
+def _run(plan: RepackPlan | None, fallback: Any, src: np.ndarray, dst: np.ndarray, pad: np.ndarray) -> None:
+    if dst.size == 0:
+        return
+    if plan is None:
+        fallback()
+        return
+    plan.run(src, dst, pad)
+
+
+# ---------------------------------------------------------------------------
+# Public operations
+# ---------------------------------------------------------------------------
+
+
+def pack(layout: Layout, x: Any, pad_value: Any = 0, out: np.ndarray | None = None) -> np.ndarray:
+    arr = _as_array(x, "x")
+    if arr.ndim != layout.rank:
+        raise LayoutError(
+            f"x has {arr.ndim} dims (shape {arr.shape}) but layout {layout} (dims {layout.dims!r}) "
+            f"has rank {layout.rank}"
+        )
+    shape = tuple(arr.shape)
+    phys = layout.physical_shape(shape)
+    pad = _pad_bytes(pad_value, arr.dtype)
+    if out is None:
+        result = np.empty(phys, dtype=arr.dtype)
+    else:
+        result = _check_out(out, arr.dtype, phys, (arr,))
+    itemsize = arr.dtype.itemsize
+    plan = _cached_plan(None, layout, shape, itemsize, tuple(arr.strides))
+
+    def fallback() -> None:
+        _gather(arr, None, layout, shape, result, pad)
+
+    _run(plan, fallback, arr, result, pad)
+    return result
+
+
+def unpack(layout: Layout, buf: Any, shape: Any, out: np.ndarray | None = None) -> np.ndarray:
+    arr = _as_array(buf, "buf")
+    sh = layout.check_shape(shape)
+    need = layout.size(sh)
+    if arr.size != need:
+        raise LayoutError(
+            f"buf holds {arr.size} elements but layout {layout} of shape {sh} needs {need} "
+            f"(physical shape {layout.physical_shape(sh)})"
+        )
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    if out is None:
+        result = np.empty(sh, dtype=arr.dtype)
+    else:
+        result = _check_out(out, arr.dtype, sh, (arr,))
+    plan = _cached_plan(layout, None, sh, arr.dtype.itemsize, None)
+    pad = np.zeros(arr.dtype.itemsize, dtype=np.uint8)
+
+    def fallback() -> None:
+        _gather(arr, layout, None, sh, result, pad)
+
+    _run(plan, fallback, arr, result, pad)
+    return result
+
+
+def convert(
+    buf: Any,
+    shape: Any,
+    src: Any,
+    dst: Any,
+    pad_value: Any = 0,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Repack ``buf`` (a tensor of logical ``shape`` in layout ``src``) into layout ``dst``.
+
+    One pass, destination order, padding written in the same pass; the logical
+    tensor is never materialised.
+
+    Parameters
+    ----------
+    buf : array_like
+        ``src.size(shape)`` elements in layout ``src`` (any shape; its dtype is the element type).
+    shape : sequence of int
+        The logical shape, in the order of the layouts' ``dims``.
+    src, dst : Layout or str
+        Layouts over the same dims. A string takes the other argument's dims when
+        that one is a ``Layout``, else its own default dims (which must agree).
+    pad_value : scalar, optional
+        Written to every padding slot of ``dst`` (default 0).
+    out : ndarray, optional
+        Destination array (C-contiguous, writeable, buf's dtype, ``dst.size(shape)`` elements).
+
+    Returns
+    -------
+    ndarray
+        C-contiguous array of ``dst.physical_shape(shape)`` with buf's dtype.
+
+    Examples
+    --------
+    >>> import numpy as np, layoutkit as lk
+    >>> x = np.arange(6, dtype=np.uint8).reshape(1, 3, 1, 2)      # NCHW
+    >>> lk.convert(x, x.shape, "NCHW", "NHWC").ravel().tolist()
+    [0, 2, 4, 1, 3, 5]
+    """
+    from .layout import as_layout
+
+    if isinstance(src, Layout) and isinstance(dst, str):
+        dst_l = as_layout(dst, "dst", dims=src.dims)
+        src_l = src
+    elif isinstance(dst, Layout) and isinstance(src, str):
+        src_l = as_layout(src, "src", dims=dst.dims)
+        dst_l = dst
+    else:
+        src_l = as_layout(src, "src")
+        dst_l = as_layout(dst, "dst")
+    if src_l.dims != dst_l.dims:
+        raise LayoutError(
+            f"src {src_l} has dims {src_l.dims!r} but dst {dst_l} has dims {dst_l.dims!r}; "
+            "pass Layout objects with the same dims, e.g. lk.Layout('HCWN4c', dims='NCHW')"
+        )
+    arr = _as_array(buf, "buf")
+    sh = src_l.check_shape(shape)
+    need = src_l.size(sh)
+    if arr.size != need:
+        raise LayoutError(
+            f"buf holds {arr.size} elements but src layout {src_l} of shape {sh} needs {need} "
+            f"(physical shape {src_l.physical_shape(sh)})"
+        )
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    phys = dst_l.physical_shape(sh)
+    pad = _pad_bytes(pad_value, arr.dtype)
+    if out is None:
+        result = np.empty(phys, dtype=arr.dtype)
+    else:
+        result = _check_out(out, arr.dtype, phys, (arr,))
+    plan = _cached_plan(src_l, dst_l, sh, arr.dtype.itemsize, None)
+
+    def fallback() -> None:
+        _gather(arr, src_l, dst_l, sh, result, pad)
+
+    _run(plan, fallback, arr, result, pad)
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Gather fallback (non-nested block sizes, shifted blocked dims on both sides)
+# ---------------------------------------------------------------------------
+
+
+def _logical_coords(layout: Layout | None, shape: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per dim, the logical coordinate of every destination slot (broadcast arrays), and a validity mask."""
+    if layout is None:
+        coords = [
+            np.arange(n, dtype=np.int64).reshape([-1 if k == d else 1 for k in range(len(shape))])
+            for d, n in enumerate(shape)
+        ]
+        return coords, np.ones([1] * len(shape), dtype=bool)
+    phys = layout.physical_shape(shape)
+    rank = len(phys)
+    coords: list[Any] = [np.zeros([1] * rank, dtype=np.int64) for _ in range(layout.rank)]
+    for k, ((d, w, _), n) in enumerate(zip(layout.digits, phys)):
+        axis = np.arange(n, dtype=np.int64).reshape([-1 if j == k else 1 for j in range(rank)]) * w
+        coords[d] = coords[d] + axis
+    valid = np.ones([1] * rank, dtype=bool)
+    for d in range(layout.rank):
+        coords[d] = coords[d] - layout.left_pad[d]
+        valid = valid & (coords[d] >= 0) & (coords[d] < shape[d])
+    return coords, valid
+
+
+def _gather(
+    src_arr: np.ndarray,
+    src: Layout | None,
+    dst: Layout | None,
+    shape: tuple[int, ...],
+    result: np.ndarray,
+    pad: np.ndarray,
+) -> None:
+    coords, valid = _logical_coords(dst, shape)
+    valid = np.broadcast_to(valid, result.shape)
+    clipped = [np.clip(c, 0, max(n - 1, 0)) for c, n in zip(coords, shape)]
+    if src is None:
+        # A strided logical array: index it directly.
+        values = src_arr[tuple(clipped)]
+    else:
+        flat = src_arr.reshape(-1)
+        strides = src._physical_strides(shape)
+        off: Any = 0
+        for (d, w, n), st in zip(src.digits, strides):
+            p = clipped[d] + src.left_pad[d]
+            digit = p // w if n is None else (p // w) % n
+            off = off + digit * st
+        values = flat[np.broadcast_to(off, result.shape)]
+    values = np.broadcast_to(values, result.shape)
+    pad_elem = pad.view(result.dtype)[0] if result.dtype.itemsize else None
+    np.copyto(result, values)
+    if not valid.all():
+        result[~valid] = pad_elem

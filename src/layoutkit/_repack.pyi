@@ -1,0 +1,38 @@
+# Stub for the Cython module _repack.pyx (cdef class RepackPlan).
+import numpy as np
+import numpy.typing as npt
+
+MAX_PLAN_LEVELS: int
+MAX_PLAN_DIMS: int
+
+class RepackPlan:
+    ext: npt.NDArray[np.int64]
+    ss: npt.NDArray[np.int64]
+    ds: npt.NDArray[np.int64]
+    dim: npt.NDArray[np.int64]
+    wt: npt.NDArray[np.int64]
+    ranges: npt.NDArray[np.int64]
+    span: npt.NDArray[np.int64]
+    last_noninner: npt.NDArray[np.int64]
+    dcontig: npt.NDArray[np.int64]
+    below: npt.NDArray[np.int64]
+    nlev: int
+    ndim: int
+    esize: int
+    src_base: int
+    dst_base: int
+    def __init__(
+        self,
+        ext: npt.ArrayLike,
+        ss: npt.ArrayLike,
+        ds: npt.ArrayLike,
+        dim: npt.ArrayLike,
+        wt: npt.ArrayLike,
+        ranges: npt.ArrayLike,
+        span: npt.ArrayLike,
+        ndim: int,
+        esize: int,
+        src_base: int = 0,
+        dst_base: int = 0,
+    ) -> None: ...
+    def run(self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray) -> None: ...

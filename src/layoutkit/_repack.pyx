@@ -1,0 +1,517 @@
+"""The repack kernel: move elements along a plan computed in Python.
+
+The kernel knows nothing of layouts. A plan is a list of *levels* in
+destination memory order, each with an extent and a byte stride on each side.
+Levels that belong to a dim with padding (or a ragged end) also carry that dim's
+index and the weight of one step, and the plan gives, per such dim, the range of
+the coordinate that holds data (``v``) and the range that exists in the
+destination (``e``). The walk splits the destination into boxes that are entirely
+data, entirely padding or absent, and hands each box to a strided copy or fill;
+padding is written in the same pass as the data, in destination order.
+
+Elements move by size (1, 2, 4, 8 bytes as unsigned ints; any other size by
+memcpy), so every numpy dtype, structured ones included, is supported.
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+from cpython.pyport cimport PY_SSIZE_T_MAX
+
+cimport numpy as cnp
+
+import numpy as np
+
+cnp.import_array()
+
+ctypedef fused elem_t:
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+cdef enum:
+    MAX_LEVELS = 128
+    MAX_DIMS = 32
+    TILE = 256          # elements per lane in the channel-interleave loops
+    TBLOCK = 32         # tile edge of the generic transpose
+
+cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
+
+MAX_PLAN_LEVELS = MAX_LEVELS
+MAX_PLAN_DIMS = MAX_DIMS
+
+
+cdef struct Plan:
+    int nlev
+    int ndim
+    Py_ssize_t esize
+    const int64_t* ext
+    const int64_t* ss
+    const int64_t* ds
+    const int64_t* dim
+    const int64_t* wt
+    const int64_t* span          # (nlev + 1) x ndim
+    const int64_t* last_noninner  # per dim: deepest level < nlev-1 holding it, or -1
+    const int64_t* dcontig       # per level: dst C-contiguous from this level down
+    const int64_t* below         # per level: elements in the box of levels [lev, nlev)
+    const uint8_t* pad
+
+
+# ---------------------------------------------------------------------------
+# Leaf kernels
+# ---------------------------------------------------------------------------
+
+cdef inline void fill_typed(elem_t* o, Py_ssize_t n, elem_t v) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = v
+
+
+cdef void fill_run(char* dst, Py_ssize_t n, const uint8_t* pad, Py_ssize_t es) noexcept nogil:
+    """Write ``n`` copies of the ``es``-byte pattern ``pad`` at ``dst``."""
+    cdef Py_ssize_t i
+    if n <= 0:
+        return
+    if es == 1:
+        fill_typed(<uint8_t*>dst, n, (<const uint8_t*>pad)[0])
+    elif es == 2:
+        fill_typed(<uint16_t*>dst, n, (<const uint16_t*>pad)[0])
+    elif es == 4:
+        fill_typed(<uint32_t*>dst, n, (<const uint32_t*>pad)[0])
+    elif es == 8:
+        fill_typed(<uint64_t*>dst, n, (<const uint64_t*>pad)[0])
+    else:
+        for i in range(n):
+            memcpy(dst + i * es, pad, es)
+
+
+cdef inline void interleave(elem_t* o, const elem_t** p, Py_ssize_t m,
+                            const Py_ssize_t k) noexcept nogil:
+    # o[i*k + j] = p[j][i]; called with a constant k so the compiler unrolls and
+    # vectorises the lane loop.
+    cdef Py_ssize_t i, j
+    for i in range(m):
+        for j in range(k):
+            o[i * k + j] = p[j][i]
+
+
+cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_ssize_t n1,
+                  Py_ssize_t s1, Py_ssize_t lo, Py_ssize_t hi, elem_t pv) noexcept nogil:
+    """Copy an ``n0 x n1`` box into contiguous rows ``o``; lanes outside [lo, hi) get ``pv``.
+
+    ``src`` strides ``s0``/``s1`` are in bytes.
+    """
+    cdef Py_ssize_t i, j, i0, j0, i1, j1, m
+    cdef Py_ssize_t es = sizeof(elem_t)
+    cdef elem_t* row
+    cdef const elem_t* lanes[32]
+    cdef elem_t padbuf[TILE]
+    if s1 == es:
+        # Rows are contiguous on both sides.
+        for i in range(n0):
+            row = o + i * n1
+            for j in range(lo):
+                row[j] = pv
+            memcpy(row + lo, src + i * s0 + lo * es, (hi - lo) * es)
+            for j in range(hi, n1):
+                row[j] = pv
+        return
+    if s0 == es and n1 <= 32:
+        # Channel interleave: n1 lanes, each a contiguous source stream.
+        fill_typed(padbuf, TILE, pv)
+        i0 = 0
+        while i0 < n0:
+            m = n0 - i0 if n0 - i0 < TILE else TILE
+            for j in range(n1):
+                if lo <= j < hi:
+                    lanes[j] = <const elem_t*>(src + j * s1 + i0 * es)
+                else:
+                    lanes[j] = padbuf
+            row = o + i0 * n1
+            if n1 == 2:
+                interleave(row, lanes, m, 2)
+            elif n1 == 3:
+                interleave(row, lanes, m, 3)
+            elif n1 == 4:
+                interleave(row, lanes, m, 4)
+            elif n1 == 8:
+                interleave(row, lanes, m, 8)
+            elif n1 == 16:
+                interleave(row, lanes, m, 16)
+            elif n1 == 32:
+                interleave(row, lanes, m, 32)
+            else:
+                interleave(row, lanes, m, n1)
+            i0 += TILE
+        return
+    # Generic: pad lanes per row, then a tiled transpose of the data lanes.
+    i0 = 0
+    while i0 < n0:
+        i1 = i0 + TBLOCK if i0 + TBLOCK < n0 else n0
+        for i in range(i0, i1):
+            row = o + i * n1
+            for j in range(lo):
+                row[j] = pv
+            for j in range(hi, n1):
+                row[j] = pv
+        j0 = lo
+        while j0 < hi:
+            j1 = j0 + TBLOCK if j0 + TBLOCK < hi else hi
+            for i in range(i0, i1):
+                row = o + i * n1
+                for j in range(j0, j1):
+                    row[j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
+            j0 = j1
+        i0 = i1
+
+
+cdef void inner2d_strided(elem_t* dummy, const char* src, char* dst, Py_ssize_t n0,
+                          Py_ssize_t s0, Py_ssize_t d0, Py_ssize_t n1, Py_ssize_t s1,
+                          Py_ssize_t d1, Py_ssize_t lo, Py_ssize_t hi,
+                          elem_t pv) noexcept nogil:
+    """Like inner2d for a destination that is not row-contiguous."""
+    cdef Py_ssize_t i, j
+    for i in range(n0):
+        for j in range(n1):
+            if lo <= j < hi:
+                (<elem_t*>(dst + i * d0 + j * d1))[0] = \
+                    (<const elem_t*>(src + i * s0 + j * s1))[0]
+            else:
+                (<elem_t*>(dst + i * d0 + j * d1))[0] = pv
+
+
+cdef void inner2d_bytes(const char* src, char* dst, Py_ssize_t n0, Py_ssize_t s0,
+                        Py_ssize_t d0, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t d1,
+                        Py_ssize_t lo, Py_ssize_t hi, const uint8_t* pad,
+                        Py_ssize_t es) noexcept nogil:
+    """Any element size: one memcpy per element (or per row when rows are contiguous)."""
+    cdef Py_ssize_t i, j
+    for i in range(n0):
+        if s1 == es and d1 == es:
+            fill_run(dst + i * d0, lo, pad, es)
+            memcpy(dst + i * d0 + lo * es, src + i * s0 + lo * es, (hi - lo) * es)
+            fill_run(dst + i * d0 + hi * es, n1 - hi, pad, es)
+            continue
+        for j in range(n1):
+            if lo <= j < hi:
+                memcpy(dst + i * d0 + j * d1, src + i * s0 + j * s1, es)
+            else:
+                memcpy(dst + i * d0 + j * d1, pad, es)
+
+
+cdef void box2d(const char* src, char* dst, Py_ssize_t n0, Py_ssize_t s0, Py_ssize_t d0,
+                Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t d1, Py_ssize_t lo, Py_ssize_t hi,
+                const uint8_t* pad, Py_ssize_t es) noexcept nogil:
+    """Dispatch a 2-D box on element size and destination contiguity."""
+    cdef bint rows = d1 == es and d0 == n1 * es
+    if es == 1:
+        if rows:
+            inner2d(<uint8_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint8_t*>pad)[0])
+        else:
+            inner2d_strided(<uint8_t*>NULL, src, dst, n0, s0, d0, n1, s1, d1, lo, hi,
+                            (<const uint8_t*>pad)[0])
+    elif es == 2:
+        if rows:
+            inner2d(<uint16_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint16_t*>pad)[0])
+        else:
+            inner2d_strided(<uint16_t*>NULL, src, dst, n0, s0, d0, n1, s1, d1, lo, hi,
+                            (<const uint16_t*>pad)[0])
+    elif es == 4:
+        if rows:
+            inner2d(<uint32_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint32_t*>pad)[0])
+        else:
+            inner2d_strided(<uint32_t*>NULL, src, dst, n0, s0, d0, n1, s1, d1, lo, hi,
+                            (<const uint32_t*>pad)[0])
+    elif es == 8:
+        if rows:
+            inner2d(<uint64_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint64_t*>pad)[0])
+        else:
+            inner2d_strided(<uint64_t*>NULL, src, dst, n0, s0, d0, n1, s1, d1, lo, hi,
+                            (<const uint64_t*>pad)[0])
+    else:
+        inner2d_bytes(src, dst, n0, s0, d0, n1, s1, d1, lo, hi, pad, es)
+
+
+# ---------------------------------------------------------------------------
+# Boxes over several levels
+# ---------------------------------------------------------------------------
+
+cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssize_t nfirst,
+                      Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Copy the box of levels [lev, nlev) (extent of ``lev`` replaced by ``nfirst``).
+
+    Lanes of the innermost level outside [lo, hi) are padding; pass (0, ALL_LANES) for none.
+    """
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t es = P.esize
+    cdef int a, k
+    cdef Py_ssize_t n0, n1, s0, s1, d0, d1
+    cdef Py_ssize_t idx[MAX_LEVELS]
+    cdef Py_ssize_t ext[MAX_LEVELS]
+    if lev >= nlev:
+        if lo <= 0 < hi:
+            memcpy(dst, src, es)
+        else:
+            memcpy(dst, P.pad, es)
+        return
+    for k in range(lev, nlev):
+        ext[k] = P.ext[k]
+    ext[lev] = nfirst
+    if lo < 0:
+        lo = 0
+    if hi > ext[nlev - 1]:
+        hi = ext[nlev - 1]
+    if lo > ext[nlev - 1]:
+        lo = ext[nlev - 1]
+    if hi < lo:
+        hi = lo
+    if nlev - lev == 1:
+        box2d(src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi, P.pad, es)
+        return
+    a = nlev - 2   # the two innermost levels form the 2-D box
+    n0, s0, d0 = ext[a], P.ss[a], P.ds[a]
+    n1, s1, d1 = ext[a + 1], P.ss[a + 1], P.ds[a + 1]
+    # Fold the outer levels into the box's rows when both sides allow it.
+    while a > lev and P.ss[a - 1] == n0 * s0 and P.ds[a - 1] == n0 * d0:
+        a -= 1
+        n0 *= ext[a]
+    for k in range(lev, a):
+        idx[k] = 0
+    while True:
+        box2d(src, dst, n0, s0, d0, n1, s1, d1, lo, hi, P.pad, es)
+        k = a - 1
+        while k >= lev:
+            idx[k] += 1
+            src += P.ss[k]
+            dst += P.ds[k]
+            if idx[k] < ext[k]:
+                break
+            src -= P.ss[k] * ext[k]
+            dst -= P.ds[k] * ext[k]
+            idx[k] = 0
+            k -= 1
+        if k < lev:
+            return
+
+
+cdef void fill_levels(const Plan* P, int lev, char* dst, Py_ssize_t nfirst) noexcept nogil:
+    """Write padding into every slot of the box of levels [lev, nlev)."""
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t es = P.esize
+    cdef int k
+    cdef Py_ssize_t idx[MAX_LEVELS]
+    cdef Py_ssize_t ext[MAX_LEVELS]
+    if lev >= nlev:
+        memcpy(dst, P.pad, es)
+        return
+    if P.dcontig[lev]:
+        fill_run(dst, nfirst * P.below[lev + 1], P.pad, es)
+        return
+    for k in range(lev, nlev):
+        ext[k] = P.ext[k]
+        idx[k] = 0
+    ext[lev] = nfirst
+    while True:
+        fill_run(dst, 1, P.pad, es)
+        k = nlev - 1
+        while k >= lev:
+            idx[k] += 1
+            dst += P.ds[k]
+            if idx[k] < ext[k]:
+                break
+            dst -= P.ds[k] * ext[k]
+            idx[k] = 0
+            k -= 1
+        if k < lev:
+            return
+
+
+# ---------------------------------------------------------------------------
+# The walk: split the destination into data, padding and absent boxes
+# ---------------------------------------------------------------------------
+
+cdef void walk(const Plan* P, int lev, const char* src, char* dst, const int64_t* rng,
+               bint padmode) noexcept nogil:
+    # rng holds, per constrained dim, [e_lo, e_hi, v_lo, v_hi] relative to the
+    # digits already fixed above this level.
+    cdef int nd = P.ndim
+    cdef int nlev = P.nlev
+    cdef int k, d, ncon = 0, necon = 0, con = -1
+    cdef int64_t sp, a, b, w, e_lo, e_hi, v_lo, v_hi
+    cdef Py_ssize_t t, t2, n
+    cdef int64_t child[4 * MAX_DIMS]
+    cdef bint d_econ = False
+    for k in range(nd):
+        sp = P.span[lev * nd + k]
+        if rng[4 * k] > 0 or rng[4 * k + 1] < sp:
+            ncon += 1
+            necon += 1
+            con = k
+        elif not padmode and (rng[4 * k + 2] > 0 or rng[4 * k + 3] < sp):
+            ncon += 1
+            con = k
+    if ncon == 0:
+        if lev < nlev:
+            if padmode:
+                fill_levels(P, lev, dst, P.ext[lev])
+            else:
+                copy_levels(P, lev, src, dst, P.ext[lev], 0, ALL_LANES)
+        elif padmode:
+            memcpy(dst, P.pad, P.esize)
+        else:
+            memcpy(dst, src, P.esize)
+        return
+    if lev >= nlev:
+        # A single slot of a constrained dim: absent, or padding.
+        if necon == 0:
+            memcpy(dst, P.pad, P.esize)
+        return
+    if (ncon == 1 and necon == 0 and not padmode and P.dim[nlev - 1] == con
+            and P.last_noninner[con] < lev):
+        # Only the innermost level is constrained: copy with padded lanes.
+        copy_levels(P, lev, src, dst, P.ext[lev], rng[4 * con + 2], rng[4 * con + 3])
+        return
+
+    for k in range(4 * nd):
+        child[k] = rng[k]
+    d = <int>P.dim[lev]
+    n = P.ext[lev]
+    if d < 0 or not (rng[4 * d] > 0 or rng[4 * d + 1] < P.span[lev * nd + d]
+                     or (not padmode and (rng[4 * d + 2] > 0
+                                          or rng[4 * d + 3] < P.span[lev * nd + d]))):
+        for t in range(n):
+            walk(P, lev + 1, src + t * P.ss[lev], dst + t * P.ds[lev], child, padmode)
+        return
+
+    d_econ = rng[4 * d] > 0 or rng[4 * d + 1] < P.span[lev * nd + d]
+    w = P.wt[lev]
+    e_lo, e_hi, v_lo, v_hi = rng[4 * d], rng[4 * d + 1], rng[4 * d + 2], rng[4 * d + 3]
+    t = 0
+    while t < n:
+        a = t * w
+        b = a + w
+        if b <= e_lo or a >= e_hi:
+            t += 1                                   # absent in the destination
+            continue
+        if not padmode and a >= v_lo and b <= v_hi:
+            t2 = t + 1                               # a run of digits full of data
+            while t2 < n and (t2 + 1) * w <= v_hi and (t2 + 1) * w <= e_hi:
+                t2 += 1
+            if ncon == 1:
+                copy_levels(P, lev, src + t * P.ss[lev], dst + t * P.ds[lev], t2 - t, 0,
+                            ALL_LANES)
+            else:
+                child[4 * d], child[4 * d + 1], child[4 * d + 2], child[4 * d + 3] = 0, w, 0, w
+                while t < t2:
+                    walk(P, lev + 1, src + t * P.ss[lev], dst + t * P.ds[lev], child, False)
+                    t += 1
+            t = t2
+        elif padmode or b <= v_lo or a >= v_hi:
+            if a >= e_lo and b <= e_hi:
+                t2 = t + 1                           # a run of digits that are all padding
+                while t2 < n and (t2 + 1) * w <= e_hi and (padmode or (t2 * w >= v_hi or (t2 + 1) * w <= v_lo)):
+                    t2 += 1
+                if necon - (1 if d_econ else 0) == 0:
+                    fill_levels(P, lev, dst + t * P.ds[lev], t2 - t)
+                else:
+                    child[4 * d], child[4 * d + 1] = 0, w
+                    while t < t2:
+                        walk(P, lev + 1, src, dst + t * P.ds[lev], child, True)
+                        t += 1
+                t = t2
+            else:
+                child[4 * d], child[4 * d + 1] = e_lo - a, e_hi - a
+                walk(P, lev + 1, src, dst + t * P.ds[lev], child, True)
+                t += 1
+        else:
+            child[4 * d], child[4 * d + 1] = e_lo - a, e_hi - a
+            child[4 * d + 2], child[4 * d + 3] = v_lo - a, v_hi - a
+            walk(P, lev + 1, src + t * P.ss[lev], dst + t * P.ds[lev], child, False)
+            t += 1
+
+
+cdef class RepackPlan:
+    """A validated, immutable plan; ``run`` executes it with the GIL released.
+
+    Built by ``layoutkit._engine``; the constructor checks array lengths but
+    trusts the planner for the geometry.
+    """
+
+    cdef readonly object ext, ss, ds, dim, wt, ranges, span, last_noninner, dcontig, below
+    cdef readonly int nlev, ndim
+    cdef readonly Py_ssize_t esize, src_base, dst_base
+
+    def __init__(self, ext, ss, ds, dim, wt, ranges, span, int ndim, Py_ssize_t esize,
+                 Py_ssize_t src_base=0, Py_ssize_t dst_base=0):
+        cdef int k, lv
+        self.ext = np.ascontiguousarray(ext, dtype=np.int64)
+        self.ss = np.ascontiguousarray(ss, dtype=np.int64)
+        self.ds = np.ascontiguousarray(ds, dtype=np.int64)
+        self.dim = np.ascontiguousarray(dim, dtype=np.int64)
+        self.wt = np.ascontiguousarray(wt, dtype=np.int64)
+        self.ranges = np.ascontiguousarray(ranges, dtype=np.int64)
+        self.span = np.ascontiguousarray(span, dtype=np.int64)
+        self.nlev = len(self.ext)
+        self.ndim = ndim
+        self.esize = esize
+        self.src_base = src_base
+        self.dst_base = dst_base
+        if self.nlev > MAX_LEVELS:
+            raise ValueError(f"plan has {self.nlev} levels; at most {MAX_LEVELS} are supported")
+        if ndim > MAX_DIMS:
+            raise ValueError(f"plan constrains {ndim} dims; at most {MAX_DIMS} are supported")
+        for arr in (self.ss, self.ds, self.dim, self.wt):
+            if len(arr) != self.nlev:
+                raise ValueError("plan arrays differ in length")
+        if len(self.ranges) < 4 * ndim or self.span.size < (self.nlev + 1) * max(ndim, 1):
+            raise ValueError("plan range arrays are too short")
+        last = np.full(max(ndim, 1), -1, dtype=np.int64)
+        for lv in range(self.nlev - 1):
+            k = <int>self.dim[lv]
+            if k >= 0:
+                last[k] = lv
+        self.last_noninner = last
+        below = np.ones(self.nlev + 1, dtype=np.int64)
+        dcontig = np.zeros(self.nlev + 1, dtype=np.int64)
+        dcontig[self.nlev] = 1
+        for lv in range(self.nlev - 1, -1, -1):
+            below[lv] = below[lv + 1] * self.ext[lv]
+            dcontig[lv] = dcontig[lv + 1] and self.ds[lv] == below[lv + 1] * esize
+        self.below = below
+        self.dcontig = dcontig
+
+    def run(self, cnp.ndarray src not None, cnp.ndarray dst not None,
+            cnp.ndarray pad not None):
+        """Execute the plan from ``src`` (element [0,...,0] is the base) into ``dst``."""
+        cdef Plan P
+        cdef const int64_t[::1] ext = self.ext
+        cdef const int64_t[::1] ss = self.ss
+        cdef const int64_t[::1] ds = self.ds
+        cdef const int64_t[::1] dim = self.dim
+        cdef const int64_t[::1] wt = self.wt
+        cdef const int64_t[::1] rng = self.ranges
+        cdef const int64_t[:, ::1] span = self.span
+        cdef const int64_t[::1] last = self.last_noninner
+        cdef const int64_t[::1] dcontig = self.dcontig
+        cdef const int64_t[::1] below = self.below
+        cdef const char* s
+        cdef char* o
+        if pad.nbytes < self.esize:
+            raise ValueError("pad pattern is shorter than one element")
+        P.nlev = self.nlev
+        P.ndim = self.ndim
+        P.esize = self.esize
+        P.ext = &ext[0] if self.nlev else NULL
+        P.ss = &ss[0] if self.nlev else NULL
+        P.ds = &ds[0] if self.nlev else NULL
+        P.dim = &dim[0] if self.nlev else NULL
+        P.wt = &wt[0] if self.nlev else NULL
+        P.span = &span[0, 0]
+        P.last_noninner = &last[0]
+        P.dcontig = &dcontig[0]
+        P.below = &below[0]
+        P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
+        s = <const char*>cnp.PyArray_DATA(src) + self.src_base
+        o = <char*>cnp.PyArray_DATA(dst) + self.dst_base
+        with nogil:
+            walk(&P, 0, s, o, &rng[0], False)

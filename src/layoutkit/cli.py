@@ -1,0 +1,59 @@
+"""The ``layoutkit`` command line.
+
+Each system contributes its subcommands from a module in
+``layoutkit.commands``; this file only assembles the parser and turns
+``LayoutError`` into a one-line message and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ._errors import LayoutError
+
+# One module per system; each exposes ``register(subparsers)``.
+COMMAND_MODULES = (
+    "layoutkit.commands.core",
+    "layoutkit.commands.htp",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="layoutkit",
+        description="Describe, inspect and convert tensor memory layouts.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Run 'layoutkit COMMAND --help' for the options and an example of each command.",
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"layoutkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except LayoutError as exc:
+        print(f"layoutkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, TypeError) as exc:
+        print(f"layoutkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. `layoutkit explain ... | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

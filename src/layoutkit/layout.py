@@ -1,0 +1,443 @@
+"""The layout model: a logical tensor split into outer parts and inner blocks.
+
+A :class:`Layout` says where every element of a logical tensor lives in a
+packed buffer. Each logical dim ``d`` is padded to a multiple of the product of
+its blocks ``CS[d]`` (after an optional left pad), then cut into an outer part
+(``p // CS[d]``) and one digit per block. The packed buffer is the C-ordered
+array whose axes are the outer parts in tag order followed by the blocks in tag
+order, so a physical position is a mixed-radix number and an element offset is
+a dot product of digits with the physical strides. This is exactly the Qualcomm
+``ChunkedMemoryLayout`` math (outer order = size-0 pairs, chunk = the rest), and
+it covers NCHW/NHWC, NCHWxc, croutons, HCWNCx, TensorRT vector formats and more.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from . import _notation
+from ._errors import LayoutError
+
+__all__ = ["Digit", "Layout", "as_layout"]
+
+
+class Digit(tuple):  # type: ignore[type-arg]
+    """One physical axis: ``(dim, weight, extent_or_None, is_outer)``.
+
+    ``weight`` is the value of one step of this digit in the padded coordinate
+    of ``dim``; ``extent`` is None for an outer part (it depends on the shape).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, dim: int, weight: int, extent: int | None) -> Digit:
+        return super().__new__(cls, (dim, weight, extent))
+
+    @property
+    def dim(self) -> int:
+        return int(self[0])
+
+    @property
+    def weight(self) -> int:
+        return int(self[1])
+
+    @property
+    def extent(self) -> int | None:
+        return self[2]  # type: ignore[no-any-return]
+
+
+def _check_dims(dims: Any, letters: str | None, rank: int, spec: str) -> str:
+    if not isinstance(dims, str):
+        raise TypeError(f"dims: expected a str such as 'NCHW', got {type(dims).__name__}")
+    if len(dims) != rank:
+        raise LayoutError(f"dims={dims!r} names {len(dims)} dims but layout {spec!r} has rank {rank}")
+    for k, ch in enumerate(dims):
+        if not (ch.isascii() and ch.isupper()):
+            raise LayoutError(f"dims={dims!r}: {ch!r} at position {k} is not an upper-case letter A-Z")
+        if dims.index(ch) != k:
+            raise LayoutError(f"dims={dims!r}: {ch!r} appears twice")
+    if letters is not None and sorted(dims) != sorted(letters):
+        raise LayoutError(
+            f"dims={dims!r} must be a permutation of the tag's upper-case dims {letters!r} "
+            f"(layout {spec!r})"
+        )
+    return dims
+
+
+class Layout:
+    """A memory layout of a logical tensor, independent of its shape.
+
+    Parameters
+    ----------
+    spec : str or Layout
+        Tag notation (``"NCHW"``, ``"NCHW4c"``, ``"NHWC8h8w32c"``, ``"HCWN4c"``) or
+        an HTP template string (``"ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>"``,
+        ``"FlatMemoryLayout<4>"``).
+    dims : str, optional
+        The logical dims in logical order. Defaults to the tag's upper-case
+        letters in order of appearance, or ``"NHWC"`` for a rank-4 template.
+    left_pad : sequence of int, optional
+        Padding before the first element of each dim (HTP's crouton
+        ``Padding``); shifts every coordinate and enlarges the padded shape.
+
+    Examples
+    --------
+    >>> import layoutkit as lk
+    >>> L = lk.Layout("NCHW4c")
+    >>> L.physical_shape((1, 3, 2, 2))
+    (1, 1, 2, 2, 4)
+    >>> L.offset((1, 3, 2, 2), (0, 2, 1, 0))
+    10
+    >>> lk.Layout("HCWN4c", dims="NCHW").padded_shape((1, 3, 2, 2))
+    (1, 4, 2, 2)
+    """
+
+    __slots__ = ("__dict__", "_blocks", "_dims", "_left_pad", "_outer", "_rank")
+
+    def __init__(
+        self,
+        spec: str | Layout,
+        dims: str | None = None,
+        left_pad: Sequence[int] | None = None,
+    ) -> None:
+        if isinstance(spec, Layout):
+            parsed = _notation.ParsedLayout(
+                spec._dims, spec._rank, spec._outer, spec._blocks
+            )
+            letters: str | None = spec._dims
+            if left_pad is None:
+                left_pad = spec._left_pad
+            spec_text = str(spec)
+        elif isinstance(spec, str):
+            spec_text = spec
+            if _notation.looks_like_template(spec):
+                parsed = _notation.parse_template(spec)
+                letters = None
+            else:
+                parsed = _notation.parse_tag(spec.strip())
+                letters = parsed.letters
+        else:
+            raise TypeError(f"spec: expected a layout string or Layout, got {type(spec).__name__}")
+
+        rank = parsed.rank
+        if dims is None:
+            dims = letters if letters is not None else _notation.default_dims(rank)
+        dims = _check_dims(dims, letters, rank, spec_text)
+        if letters is not None:
+            # Tag letters index dims by name; templates index them by position.
+            to_logical = [dims.index(ch) for ch in letters]
+            outer = tuple(to_logical[k] for k in parsed.outer)
+            blocks = tuple((to_logical[d], s) for d, s in parsed.blocks)
+        else:
+            outer, blocks = parsed.outer, parsed.blocks
+
+        if left_pad is None:
+            lp: tuple[int, ...] = (0,) * rank
+        else:
+            lp = _int_tuple(left_pad, "left_pad")
+            if len(lp) != rank:
+                raise LayoutError(f"left_pad={lp} has {len(lp)} entries but the layout has rank {rank}")
+            for d, v in enumerate(lp):
+                if v < 0:
+                    raise LayoutError(f"left_pad={lp}: entry {d} (dim {dims[d]!r}) is {v}; expected >= 0")
+
+        self._dims = dims
+        self._rank = rank
+        self._outer = outer
+        self._blocks = blocks
+        self._left_pad = lp
+
+    # -- identity ----------------------------------------------------------
+
+    @property
+    def dims(self) -> str:
+        """The logical dims in logical order, e.g. ``"NCHW"``."""
+        return self._dims
+
+    @property
+    def rank(self) -> int:
+        """The number of logical dims."""
+        return self._rank
+
+    @property
+    def outer(self) -> tuple[int, ...]:
+        """Logical dim indices of the outer parts, most major first."""
+        return self._outer
+
+    @property
+    def blocks(self) -> tuple[tuple[int, int], ...]:
+        """``(dim index, size)`` of every inner block, most major first."""
+        return self._blocks
+
+    @property
+    def left_pad(self) -> tuple[int, ...]:
+        """Padding before the first element of each logical dim."""
+        return self._left_pad
+
+    @cached_property
+    def block_product(self) -> tuple[int, ...]:
+        """``CS[d]``: the product of the block sizes of each dim (1 if none)."""
+        cs = [1] * self._rank
+        for d, s in self._blocks:
+            cs[d] *= s
+        return tuple(cs)
+
+    @cached_property
+    def chunk_elements(self) -> int:
+        """Elements per chunk: the product of all block sizes."""
+        return math.prod(s for _, s in self._blocks)
+
+    @cached_property
+    def digits(self) -> tuple[Digit, ...]:
+        """The physical axes in memory order (outer parts, then blocks)."""
+        out = [Digit(d, self.block_product[d], None) for d in self._outer]
+        remaining = list(self.block_product)
+        for d, s in self._blocks:
+            remaining[d] //= s
+            out.append(Digit(d, remaining[d], s))
+        return tuple(out)
+
+    def __str__(self) -> str:
+        tag = "".join(self._dims[d] for d in self._outer)
+        return tag + "".join(f"{s}{self._dims[d].lower()}" for d, s in self._blocks)
+
+    def __repr__(self) -> str:
+        extra = ""
+        if self._dims != "".join(self._dims[d] for d in self._outer):
+            extra += f", dims={self._dims!r}"
+        if any(self._left_pad):
+            extra += f", left_pad={self._left_pad}"
+        return f"Layout({str(self)!r}{extra})"
+
+    @cached_property
+    def _key(self) -> tuple[Any, ...]:
+        return (self._dims, self._outer, self._blocks, self._left_pad)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Layout, (str(self), self._dims, self._left_pad))
+
+    def to_chunked(self) -> str:
+        """The HTP spelling, e.g. ``ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32>``.
+
+        Dimensions are numbered by position in :attr:`dims`.
+        """
+        pairs = [f"{d},0" for d in self._outer] + [f"{d},{s}" for d, s in self._blocks]
+        return f"ChunkedMemoryLayout<{self._rank}, {', '.join(pairs)}>"
+
+    def is_identity(self) -> bool:
+        """True when the packed buffer is the plain C-ordered logical tensor."""
+        return (
+            self._outer == tuple(range(self._rank))
+            and all(s == 1 for _, s in self._blocks)
+            and not any(self._left_pad)
+        )
+
+    # -- shape-bound geometry -------------------------------------------------
+
+    def check_shape(self, shape: Any, name: str = "shape") -> tuple[int, ...]:
+        """Validate a logical shape for this layout and return it as a tuple of ints."""
+        sh = _int_tuple(shape, name)
+        if len(sh) != self._rank:
+            raise LayoutError(
+                f"{name}={sh} has {len(sh)} dims but layout {self} (dims {self._dims!r}) has rank {self._rank}"
+            )
+        for d, v in enumerate(sh):
+            if v < 0:
+                raise LayoutError(f"{name}={sh}: extent of dim {self._dims[d]!r} is {v}; expected >= 0")
+        return sh
+
+    def padded_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """The logical shape after padding (left pad plus round-up to the blocks)."""
+        sh = self.check_shape(shape)
+        return tuple(_roundup(v + lp, cs) for v, lp, cs in zip(sh, self._left_pad, self.block_product))
+
+    def physical_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """The packed buffer's shape in memory order: outer parts in tag order, then blocks."""
+        padded = self.padded_shape(shape)
+        cs = self.block_product
+        return tuple(padded[d] // cs[d] for d in self._outer) + tuple(s for _, s in self._blocks)
+
+    def size(self, shape: Sequence[int]) -> int:
+        """Elements in the packed buffer, padding included."""
+        return math.prod(self.physical_shape(shape))
+
+    def num_chunks(self, shape: Sequence[int]) -> int:
+        """Number of chunks (blocks of ``chunk_elements``) the padded tensor holds."""
+        return self.size(shape) // self.chunk_elements if self.chunk_elements else 0
+
+    def _physical_strides(self, shape: Sequence[int]) -> tuple[int, ...]:
+        phys = self.physical_shape(shape)
+        strides = [1] * len(phys)
+        for k in range(len(phys) - 2, -1, -1):
+            strides[k] = strides[k + 1] * phys[k + 1]
+        return tuple(strides)
+
+    def offset(self, shape: Sequence[int], index: Sequence[int]) -> int:
+        """Element offset of a logical ``index`` in the packed buffer.
+
+        Raises
+        ------
+        LayoutError
+            If ``index`` has the wrong length or an entry outside ``[0, shape[d])``.
+        """
+        sh = self.check_shape(shape)
+        idx = self._check_index(sh, index)
+        strides = self._physical_strides(sh)
+        p = [i + lp for i, lp in zip(idx, self._left_pad)]
+        off = 0
+        for (d, w, n), st in zip(self.digits, strides):
+            digit = p[d] // w if n is None else (p[d] // w) % n
+            off += digit * st
+        return off
+
+    def offsets(self, shape: Sequence[int], indices: Any) -> np.ndarray:
+        """Element offsets of a ``(k, rank)`` array of logical indices (vectorized)."""
+        from ._offsets import offsets_kernel
+
+        sh = self.check_shape(shape)
+        arr = np.asarray(indices)
+        if arr.dtype.kind not in "iub" and arr.size:
+            raise TypeError(f"indices: expected an integer array, got dtype {arr.dtype}")
+        if arr.ndim == 1 and arr.shape[0] == self._rank and self._rank != 1:
+            raise LayoutError(
+                f"indices: expected a (k, {self._rank}) array, got shape {arr.shape}; "
+                "use offset() for a single index or pass [index]"
+            )
+        if arr.ndim == 1 and self._rank == 1:
+            arr = arr.reshape(-1, 1)
+        if arr.ndim != 2 or arr.shape[1] != self._rank:
+            raise LayoutError(f"indices: expected a (k, {self._rank}) array, got shape {arr.shape}")
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
+        if arr.shape[0]:
+            bad = (arr < 0) | (arr >= np.asarray(sh, dtype=np.int64))
+            if bad.any():
+                row, col = map(int, np.argwhere(bad)[0])
+                raise LayoutError(
+                    f"indices[{row}] = {tuple(int(v) for v in arr[row])} is out of range for shape {sh}: "
+                    f"entry {col} (dim {self._dims[col]!r}) must lie in [0, {sh[col]})"
+                )
+        strides = self._physical_strides(sh)
+        ddim, dweight, dmod, dstride = [], [], [], []
+        for (d, w, n), st in zip(self.digits, strides):
+            ddim.append(d)
+            dweight.append(w)
+            dmod.append(0 if n is None else n)
+            dstride.append(st)
+        out = np.empty(arr.shape[0], dtype=np.int64)
+        offsets_kernel(
+            arr,
+            np.asarray(self._left_pad, dtype=np.int64),
+            np.asarray(ddim, dtype=np.int64),
+            np.asarray(dweight, dtype=np.int64),
+            np.asarray(dmod, dtype=np.int64),
+            np.asarray(dstride, dtype=np.int64),
+            out,
+        )
+        return out
+
+    def index(self, shape: Sequence[int], offset: int) -> tuple[int, ...] | None:
+        """The logical index stored at element ``offset``, or None for a padding slot."""
+        sh = self.check_shape(shape)
+        total = self.size(sh)
+        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+            raise TypeError(f"offset: expected an int, got {type(offset).__name__}")
+        off = int(offset)
+        if not 0 <= off < total:
+            raise LayoutError(f"offset={off} is out of range: layout {self} of shape {sh} holds {total} elements")
+        p = [0] * self._rank
+        for (d, w, _), st, n in zip(self.digits, self._physical_strides(sh), self.physical_shape(sh)):
+            p[d] += ((off // st) % n) * w
+        idx = tuple(v - lp for v, lp in zip(p, self._left_pad))
+        if any(not 0 <= i < s for i, s in zip(idx, sh)):
+            return None
+        return idx
+
+    def _check_index(self, shape: tuple[int, ...], index: Any) -> tuple[int, ...]:
+        idx = _int_tuple(index, "index")
+        if len(idx) != self._rank:
+            raise LayoutError(f"index={idx} has {len(idx)} entries but layout {self} has rank {self._rank}")
+        for d, (i, s) in enumerate(zip(idx, shape)):
+            if not 0 <= i < s:
+                raise LayoutError(
+                    f"index={idx}: entry {d} (dim {self._dims[d]!r}) is {i}; expected 0 <= {i} < {s} "
+                    "(negative indices do not wrap around)"
+                )
+        return idx
+
+    # -- data movement ----------------------------------------------------------
+
+    def pack(self, x: Any, pad_value: Any = 0, out: np.ndarray | None = None) -> np.ndarray:
+        """Pack a logical tensor into this layout.
+
+        Parameters
+        ----------
+        x : array_like
+            The logical tensor (any dtype, any strides).
+        pad_value : scalar, optional
+            Value written to every padding slot (default 0), converted to x's dtype.
+        out : ndarray, optional
+            A writeable C-contiguous array of x's dtype with ``size(x.shape)`` elements.
+
+        Returns
+        -------
+        ndarray
+            C-contiguous, of ``physical_shape(x.shape)`` and x's dtype.
+        """
+        from ._engine import pack
+
+        return pack(self, x, pad_value, out)
+
+    def unpack(self, buf: Any, shape: Sequence[int], out: np.ndarray | None = None) -> np.ndarray:
+        """Unpack a buffer in this layout to the logical tensor of ``shape``.
+
+        ``buf`` must hold exactly ``size(shape)`` elements (any shape; its dtype is
+        the element type).
+        """
+        from ._engine import unpack
+
+        return unpack(self, buf, shape, out)
+
+
+def as_layout(value: Any, name: str, dims: str | None = None) -> Layout:
+    """Accept a Layout or a layout string (for arguments such as ``src``/``dst``)."""
+    if isinstance(value, Layout):
+        if dims is not None and value.dims != dims:
+            raise LayoutError(f"{name}: layout {value!r} has dims {value.dims!r}, expected {dims!r}")
+        return value
+    if isinstance(value, str):
+        return Layout(value, dims=dims)
+    raise TypeError(f"{name}: expected a Layout or a layout string, got {type(value).__name__}")
+
+
+def _roundup(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+def _int_tuple(value: Any, name: str) -> tuple[int, ...]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name}: expected a sequence of ints, got {type(value).__name__}")
+    out = []
+    for k, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            try:
+                v = operator.index(v)
+            except TypeError:
+                raise TypeError(f"{name}[{k}] = {v!r}: expected an int") from None
+        out.append(int(v))
+    return tuple(out)
