@@ -18,6 +18,13 @@ def _msg(excinfo) -> str:
     return str(excinfo.value)
 
 
+def _parse(parser: str, text: str):
+    return lk.Layout(text) if parser == "core" else lk.htp.layout(text)
+
+
+PARSERS = pytest.mark.parametrize("parser", ["core", "htp"])
+
+
 def _points_at(msg: str, text: str, pos: int) -> bool:
     """The message gives the position (0- or 1-based) or draws a caret under it."""
     if re.search(rf"(?<!\d)({pos}|{pos + 1})(?!\d)", msg):
@@ -117,13 +124,13 @@ def test_layout_wrong_type(bad):
         ("ChunkedMemoryLayout<2, 0,0, 1,0, 2,4>", "2"),
     ],
 )
-def test_pair_dim_out_of_range(text, needle):
-    for parse in (lk.Layout, lk.htp.layout):
-        with pytest.raises(lk.LayoutError) as ei:
-            parse(text)
-        msg = _msg(ei)
-        assert needle in msg, msg
-        assert re.search(r"(?i)dim|rank|range", msg), msg
+@PARSERS
+def test_pair_dim_out_of_range(parser, text, needle):
+    with pytest.raises(lk.LayoutError) as ei:
+        _parse(parser, text)
+    msg = _msg(ei)
+    assert needle in msg, msg
+    assert re.search(r"(?i)dim|rank|range", msg), msg
 
 
 @pytest.mark.parametrize(
@@ -135,13 +142,13 @@ def test_pair_dim_out_of_range(text, needle):
         ("ChunkedMemoryLayout<2, 0,8, 1,8>", "0"),  # no outer pairs at all
     ],
 )
-def test_outer_order_not_a_permutation(text, needle):
-    for parse in (lk.Layout, lk.htp.layout):
-        with pytest.raises(lk.LayoutError) as ei:
-            parse(text)
-        msg = _msg(ei)
-        assert needle in msg, msg
-        assert re.search(r"(?i)outer|order|permutation|once|missing|twice|duplicate", msg), msg
+@PARSERS
+def test_outer_order_not_a_permutation(parser, text, needle):
+    with pytest.raises(lk.LayoutError) as ei:
+        _parse(parser, text)
+    msg = _msg(ei)
+    assert needle in msg, msg
+    assert re.search(r"(?i)outer|order|permutation|once|missing|twice|duplicate", msg), msg
 
 
 @pytest.mark.parametrize(
@@ -153,13 +160,13 @@ def test_outer_order_not_a_permutation(text, needle):
         ("ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,8.5>", "."),
     ],
 )
-def test_malformed_chunked_points_at_character(text, char):
-    for parse in (lk.Layout, lk.htp.layout):
-        with pytest.raises(lk.LayoutError) as ei:
-            parse(text)
-        msg = _msg(ei)
-        assert char in msg, msg
-        assert _points_at(msg, text, text.index(char)), msg
+@PARSERS
+def test_malformed_chunked_points_at_character(parser, text, char):
+    with pytest.raises(lk.LayoutError) as ei:
+        _parse(parser, text)
+    msg = _msg(ei)
+    assert char in msg, msg
+    assert _points_at(msg, text, text.index(char)), msg
 
 
 @pytest.mark.parametrize(
@@ -171,14 +178,16 @@ def test_malformed_chunked_points_at_character(text, char):
         "ChunkedMemoryLayout<0>",  # rank 0
         "FlatMemoryLayout<0>",
         "FlatMemoryLayout<4, 0,0>",
-        "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0> trailing",
+        "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0> Foo Bar",  # junk after the layout
+        "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0>>",
         "ChunkedMemoryLayout<4, 0,0, 1,0, /* unterminated 2,0, 3,0>",
         "ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 1,0>",  # outer dim 1 twice
     ],
 )
-def test_malformed_chunked(text):
+@PARSERS
+def test_malformed_chunked(parser, text):
     with pytest.raises(lk.LayoutError) as ei:
-        lk.htp.layout(text)
+        _parse(parser, text)
     assert len(_msg(ei)) > 10
 
 
@@ -317,8 +326,17 @@ def test_index_out_of_range(index, value):
     assert re.search(r"(?i)index|range|bound", msg), msg
     with pytest.raises(lk.LayoutError):
         L.offsets(NCHW, np.array([(0, 0, 0, 0), index], dtype=np.int64))
-    with pytest.raises(lk.LayoutError):
-        lk.htp.chunk_index(lk.htp.layout("R4CroutonLayout"), NCHW, index)
+
+
+@pytest.mark.parametrize(
+    "index", [(0, 3, 0, 0), (1, 0, 0, 0), (0, 0, 5, 0), (0, 0, 0, 7), (0, 0, 0, -1)]
+)
+def test_htp_chunk_index_out_of_range(index):
+    L = lk.htp.layout("R4CroutonLayout")
+    with pytest.raises(lk.LayoutError, match=r"(?i)index|range|bound"):
+        lk.htp.chunk_index(L, NCHW, index)
+    with pytest.raises(lk.LayoutError, match=r"(?i)index|range|bound"):
+        lk.htp.chunk_start(L, NCHW, index)
 
 
 def test_index_in_padding_region_is_out_of_range():
@@ -378,6 +396,10 @@ def test_negative_left_pad(left_pad):
     with pytest.raises(lk.LayoutError, match=r"(?i)left_pad|left pad|negative") as ei:
         lk.Layout("NHWC8h8w32c", left_pad=left_pad)
     assert "-" in _msg(ei)
+
+
+@pytest.mark.parametrize("left_pad", [(0, -1, 0, 0), (-4, 0, 0, 0)])
+def test_negative_left_pad_htp(left_pad):
     with pytest.raises(lk.LayoutError, match=r"(?i)left_pad|left pad|negative"):
         lk.htp.layout("R4CroutonLayout", left_pad=left_pad)
 

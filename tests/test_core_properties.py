@@ -10,6 +10,7 @@ Every comparison is byte for byte (NaN payloads included).
 from __future__ import annotations
 
 import math
+import os
 import string
 
 import ml_dtypes
@@ -31,8 +32,9 @@ from reference import (
 
 import layoutkit as lk
 
+# LAYOUTKIT_HYPOTHESIS_EXAMPLES=5000 for a thorough local run.
 SETTINGS = settings(
-    max_examples=120,
+    max_examples=int(os.environ.get("LAYOUTKIT_HYPOTHESIS_EXAMPLES", "150")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -566,6 +566,12 @@ def test_seed_structs_verbatim(lk):
     assert as_layout(SEED_SPATIAL_XY) == _ref("R4Crouton2x2Layout")
 
 
+def test_seed_struct_with_declarator(lk):
+    """The seed's struct text with its trailing name, e.g. ``> ChannelMajorCrouton;``."""
+    text = SEED_CHANNEL_MAJOR + " ChannelMajorCrouton;"
+    assert lk.htp.layout(text) == lk.htp.layout("R4CroutonLayout")
+
+
 # ---- left padding vector (§1.8.2) -----------------------------------------------------
 
 LP = (0, 2, 4, 0)
