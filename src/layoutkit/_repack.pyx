@@ -85,14 +85,15 @@ cdef void fill_run(char* dst, Py_ssize_t n, const uint8_t* pad, Py_ssize_t es) n
             memcpy(dst + i * es, pad, es)
 
 
-cdef inline void interleave(elem_t* o, const elem_t** p, Py_ssize_t m,
-                            const Py_ssize_t k) noexcept nogil:
-    # o[i*k + j] = p[j][i]; called with a constant k so the compiler unrolls and
-    # vectorises the lane loop.
-    cdef Py_ssize_t i, j
-    for i in range(m):
-        for j in range(k):
-            o[i * k + j] = p[j][i]
+cdef extern from "layoutkit_interleave.h" nogil:
+    void lk_interleave(void* out, const void* const* lanes, Py_ssize_t m, int k,
+                       Py_ssize_t ostride, int es)
+    const char* lk_simd_name()
+
+
+def simd_name():
+    """The interleave kernels in use: 'portable', 'sse4.1' or 'avx2'."""
+    return lk_simd_name().decode()
 
 
 cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_ssize_t n1,
@@ -101,10 +102,10 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
 
     ``src`` strides ``s0``/``s1`` are in bytes.
     """
-    cdef Py_ssize_t i, j, i0, j0, i1, j1, m
+    cdef Py_ssize_t i, j, i0, j0, i1, j1, m, kk
     cdef Py_ssize_t es = sizeof(elem_t)
     cdef elem_t* row
-    cdef const elem_t* lanes[32]
+    cdef const void* lanes[32]
     cdef elem_t padbuf[TILE]
     if s1 == es:
         # Rows are contiguous on both sides.
@@ -116,32 +117,23 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
             for j in range(hi, n1):
                 row[j] = pv
         return
-    if s0 == es and n1 <= 32:
-        # Channel interleave: n1 lanes, each a contiguous source stream.
+    if s0 == es:
+        # Channel interleave: n1 lanes, each a contiguous source stream; padding
+        # lanes read from a buffer of pad values. Tiles of TILE rows stay in L1.
         fill_typed(padbuf, TILE, pv)
         i0 = 0
         while i0 < n0:
             m = n0 - i0 if n0 - i0 < TILE else TILE
-            for j in range(n1):
-                if lo <= j < hi:
-                    lanes[j] = <const elem_t*>(src + j * s1 + i0 * es)
-                else:
-                    lanes[j] = padbuf
-            row = o + i0 * n1
-            if n1 == 2:
-                interleave(row, lanes, m, 2)
-            elif n1 == 3:
-                interleave(row, lanes, m, 3)
-            elif n1 == 4:
-                interleave(row, lanes, m, 4)
-            elif n1 == 8:
-                interleave(row, lanes, m, 8)
-            elif n1 == 16:
-                interleave(row, lanes, m, 16)
-            elif n1 == 32:
-                interleave(row, lanes, m, 32)
-            else:
-                interleave(row, lanes, m, n1)
+            j0 = 0
+            while j0 < n1:
+                kk = n1 - j0 if n1 - j0 < 32 else 32
+                for j in range(kk):
+                    if lo <= j0 + j < hi:
+                        lanes[j] = src + (j0 + j) * s1 + i0 * es
+                    else:
+                        lanes[j] = padbuf
+                lk_interleave(o + i0 * n1 + j0, lanes, m, <int>kk, n1, <int>es)
+                j0 += kk
             i0 += TILE
         return
     # Generic: pad lanes per row, then a tiled transpose of the data lanes.
@@ -157,10 +149,9 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
         j0 = lo
         while j0 < hi:
             j1 = j0 + TBLOCK if j0 + TBLOCK < hi else hi
-            for i in range(i0, i1):
-                row = o + i * n1
-                for j in range(j0, j1):
-                    row[j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
+            for j in range(j0, j1):
+                for i in range(i0, i1):
+                    o[i * n1 + j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
             j0 = j1
         i0 = i1
 
