@@ -476,3 +476,21 @@ def test_nan_payloads_preserved():
     got = L.pack(x)
     _same_bytes(got, ref_pack(x, "BA3b"))
     _same_bytes(L.unpack(got, (1, 4)), x)
+
+
+@pytest.mark.parametrize(
+    ("tag", "shape"),
+    [("NCHW4c", (0, 3, 5, 7)), ("NCHW4c", (1, 0, 5, 7)), ("HCWN4c2h", (2, 3, 0, 1)), ("X3x", (0,))],
+)
+def test_zero_extents_consistent(tag, shape):
+    """api.md does not forbid empty dims; if accepted they must agree with the model."""
+    x = np.zeros(shape, np.float32)
+    try:
+        L = lk.Layout(tag)
+        got = L.pack(x)
+    except lk.LayoutError:
+        return
+    assert tuple(L.padded_shape(shape)) == ref_padded_shape(tag, None, shape)
+    assert L.size(shape) == ref_size(tag, None, shape)
+    _same_bytes(got, ref_pack(x, tag))
+    _same_bytes(L.unpack(got, shape), x)
