@@ -1,0 +1,1530 @@
+"""GGML block quantization kernels (byte-exact ports of ggml's reference C code).
+
+Every kernel works on whole blocks laid out back to back: ``nb`` blocks of
+``block_size`` float32 values in, ``nb * type_size`` bytes out (or the reverse).
+The arithmetic mirrors ggml's ``quantize_row_*_ref`` / ``dequantize_row_*``
+operation by operation in IEEE binary32 (every constant is a float, sums and
+max searches run sequentially in element order, no fused multiply-add: setup.py
+compiles with ``-ffp-contract=off``). Validation happens in ``layoutkit.ggml``;
+the ``def`` entry points below re-check the buffer sizes so that a direct call
+can never read or write out of bounds.
+"""
+
+from libc.math cimport fabsf, floorf, ldexpf, log2f
+from libc.stdint cimport int8_t, int32_t, uint8_t, uint16_t, uint32_t
+from libc.string cimport memcpy, memset
+
+# ---------------------------------------------------------------------------
+# type ids (ggml enum ggml_type)
+# ---------------------------------------------------------------------------
+cdef enum:
+    T_F32 = 0
+    T_F16 = 1
+    T_Q4_0 = 2
+    T_Q4_1 = 3
+    T_Q5_0 = 6
+    T_Q5_1 = 7
+    T_Q8_0 = 8
+    T_Q8_1 = 9
+    T_Q2_K = 10
+    T_Q3_K = 11
+    T_Q4_K = 12
+    T_Q5_K = 13
+    T_Q6_K = 14
+    T_Q8_K = 15
+    T_IQ2_XXS = 16
+    T_IQ2_XS = 17
+    T_IQ3_XXS = 18
+    T_IQ1_S = 19
+    T_IQ4_NL = 20
+    T_IQ3_S = 21
+    T_IQ2_S = 22
+    T_IQ4_XS = 23
+    T_IQ1_M = 29
+    T_BF16 = 30
+    T_TQ1_0 = 34
+    T_TQ2_0 = 35
+    T_MXFP4 = 39
+    T_NVFP4 = 40
+    T_Q1_0 = 41
+    T_Q2_0 = 42
+
+ctypedef void (*quant_fn)(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil
+ctypedef void (*dequant_fn)(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil
+
+# ---------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------
+cdef int8_t KVALUES_IQ4NL[16]
+cdef int8_t KVALUES_FP4[16]
+cdef uint8_t KSIGNS_IQ2XS[128]
+cdef float UE4M3_HALF[256]
+cdef uint8_t IQ2XXS_GRID[256 * 8]
+cdef uint8_t IQ2XS_GRID[512 * 8]
+cdef uint8_t IQ2S_GRID[1024 * 8]
+cdef uint8_t IQ3XXS_GRID[256 * 4]
+cdef uint8_t IQ3S_GRID[512 * 4]
+cdef int8_t IQ1S_GRID[2048 * 8]
+
+
+cdef void _init_tables():
+    cdef int i, bits, e, m
+    cdef float raw
+    iq4nl = (-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
+    fp4 = (0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12)
+    for i in range(16):
+        KVALUES_IQ4NL[i] = iq4nl[i]
+        KVALUES_FP4[i] = fp4[i]
+    for i in range(128):
+        # ksigns_iq2xs: 7 sign bits plus an eighth bit that makes the parity even
+        bits = i
+        bits = (bits & 0x55) + ((bits >> 1) & 0x55)
+        bits = (bits & 0x33) + ((bits >> 2) & 0x33)
+        bits = (bits & 0x0F) + ((bits >> 4) & 0x0F)
+        KSIGNS_IQ2XS[i] = <uint8_t>(i | ((bits & 1) << 7))
+    for i in range(256):
+        # ggml_ue4m3_to_fp32: unsigned E4M3 (bias 7) times 0.5
+        if i == 0 or i == 0x7F:
+            UE4M3_HALF[i] = <float>0.0
+            continue
+        e = (i >> 3) & 0xF
+        m = i & 0x7
+        if e == 0:
+            raw = ldexpf(<float>m, -9)
+        else:
+            raw = ldexpf(<float>1.0 + <float>m / <float>8.0, e - 7)
+        UE4M3_HALF[i] = raw * <float>0.5
+
+    from . import _ggml_grids as g
+    cdef const uint8_t[::1] src
+    src = g.IQ2XXS_GRID
+    memcpy(IQ2XXS_GRID, &src[0], 256 * 8)
+    src = g.IQ2XS_GRID
+    memcpy(IQ2XS_GRID, &src[0], 512 * 8)
+    src = g.IQ2S_GRID
+    memcpy(IQ2S_GRID, &src[0], 1024 * 8)
+    src = g.IQ3XXS_GRID
+    memcpy(IQ3XXS_GRID, &src[0], 256 * 4)
+    src = g.IQ3S_GRID
+    memcpy(IQ3S_GRID, &src[0], 512 * 4)
+    src = g.IQ1S_GRID
+    memcpy(IQ1S_GRID, &src[0], 2048 * 8)
+
+
+_init_tables()
+
+# ---------------------------------------------------------------------------
+# scalar helpers
+# ---------------------------------------------------------------------------
+cdef inline uint32_t fbits(float f) noexcept nogil:
+    cdef uint32_t u
+    memcpy(&u, &f, 4)
+    return u
+
+
+cdef inline float bitsf(uint32_t u) noexcept nogil:
+    cdef float f
+    memcpy(&f, &u, 4)
+    return f
+
+
+cdef inline uint16_t fp32_to_fp16(float f) noexcept nogil:
+    """GGML_FP32_TO_FP16: round to nearest even, overflow to inf, NaN -> sign|0x7E00."""
+    cdef uint32_t u = fbits(f)
+    cdef uint32_t sign = (u >> 16) & 0x8000
+    cdef uint32_t a = u & 0x7FFFFFFF
+    cdef uint32_t m
+    cdef float v
+    if a > 0x7F800000:
+        return <uint16_t>(sign | 0x7E00)
+    if a >= 0x477FF000:                     # >= 65520 rounds to infinity
+        return <uint16_t>(sign | 0x7C00)
+    if a >= 0x38800000:                     # normal half (>= 2^-14)
+        m = a - 0x38000000                  # rebias the exponent from 127 to 15
+        m = m + 0x0FFF + ((m >> 13) & 1)    # round the 13 dropped bits to nearest even
+        return <uint16_t>(sign | (m >> 13))
+    # subnormal half or zero: round |f| * 2^24 to an integer, ties to even
+    v = bitsf(a) * <float>16777216.0        # exact (power of two)
+    v = (v + <float>8388608.0) - <float>8388608.0
+    return <uint16_t>(sign | <uint32_t>v)
+
+
+cdef inline float fp16_to_fp32(uint16_t h) noexcept nogil:
+    """GGML_FP16_TO_FP32: exact; signalling NaNs come out quiet (as ggml's multiply does)."""
+    cdef uint32_t sign = (<uint32_t>(h & 0x8000)) << 16
+    cdef uint32_t e = (h >> 10) & 0x1F
+    cdef uint32_t m = h & 0x3FF
+    cdef float v
+    if e == 0:
+        v = <float>m * <float>5.9604644775390625e-08     # m * 2^-24, exact
+        return bitsf(sign | fbits(v))
+    if e == 31:
+        if m == 0:
+            return bitsf(sign | 0x7F800000)
+        return bitsf(sign | 0x7FC00000 | (m << 13))
+    return bitsf(sign | ((e + 112) << 23) | (m << 13))
+
+
+cdef inline float rd_half(const uint8_t *p) noexcept nogil:
+    return fp16_to_fp32(<uint16_t>(p[0] | (<uint16_t>p[1] << 8)))
+
+
+cdef inline void wr_half(uint8_t *p, float f) noexcept nogil:
+    cdef uint16_t h = fp32_to_fp16(f)
+    p[0] = <uint8_t>(h & 0xFF)
+    p[1] = <uint8_t>(h >> 8)
+
+
+cdef inline uint32_t rd_u32(const uint8_t *p) noexcept nogil:
+    return ((<uint32_t>p[0]) | (<uint32_t>p[1] << 8)
+            | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24))
+
+
+cdef inline uint16_t rd_u16(const uint8_t *p) noexcept nogil:
+    return <uint16_t>(p[0] | (<uint16_t>p[1] << 8))
+
+
+cdef inline int32_t round_away(float v) noexcept nogil:
+    """roundf / lroundf (half away from zero) for |v| < 2^31; NaN gives INT_MIN like x86 cvtt."""
+    cdef int32_t t = <int32_t>v
+    cdef float fr = v - <float>t            # exact
+    return t + (fr >= <float>0.5) - (fr <= <float>-0.5)
+
+
+cdef inline float e8m0_to_fp32_half(uint8_t e) noexcept nogil:
+    if e < 2:
+        return bitsf((<uint32_t>0x00200000) << e)
+    return bitsf((<uint32_t>(e - 1)) << 23)
+
+
+cdef inline float absmax_first(const float *x, int n) noexcept nogil:
+    """The first element with the largest |x| (sign kept), +0.0 if none is non-zero.
+
+    Same result as ggml's ``if (amax < fabsf(v)) { amax = fabsf(v); max = v; }``
+    (NaN never wins the strict comparison), computed on the integer bit
+    patterns so that the search vectorises.
+    """
+    cdef uint32_t am = 0, a
+    cdef int j
+    for j in range(n):
+        a = fbits(x[j]) & 0x7FFFFFFF
+        a = a if a <= 0x7F800000 else 0
+        am = a if a > am else am
+    if am == 0:
+        return <float>0.0
+    for j in range(n):
+        if (fbits(x[j]) & 0x7FFFFFFF) == am:
+            return x[j]
+    return <float>0.0
+
+
+cdef inline float amax_seq(const float *x, int n) noexcept nogil:
+    """ggml's ``amax = MAX(amax, fabsf(v))`` loop from 0 (MAX(a, b) = a > b ? a : b)."""
+    cdef uint32_t am = 0, a
+    cdef int j
+    cdef float amax, av
+    for j in range(n):
+        a = fbits(x[j]) & 0x7FFFFFFF
+        am = a if a > am else am
+    if am <= 0x7F800000:
+        return bitsf(am)                    # no NaN: the plain maximum
+    amax = <float>0.0                       # NaN present: replay the C loop exactly
+    for j in range(n):
+        av = fabsf(x[j])
+        amax = amax if amax > av else av
+    return amax
+
+
+# ---------------------------------------------------------------------------
+# quantizers
+# ---------------------------------------------------------------------------
+cdef void q_f32(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    memcpy(y, x, <size_t>nb * 4)
+
+
+cdef void q_f16(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint16_t h
+    for i in range(nb):
+        h = fp32_to_fp16(x[i])
+        y[2 * i] = <uint8_t>(h & 0xFF)
+        y[2 * i + 1] = <uint8_t>(h >> 8)
+
+
+cdef void q_bf16(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint32_t u, h
+    for i in range(nb):
+        u = fbits(x[i])
+        if (u & 0x7FFFFFFF) > 0x7F800000:
+            h = (u >> 16) | 0x40
+        else:
+            h = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+        y[2 * i] = <uint8_t>(h & 0xFF)
+        y[2 * i + 1] = <uint8_t>((h >> 8) & 0xFF)
+
+
+cdef void q_q4_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, q0, q1
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float mx, d, idv, v0, v1
+    for i in range(nb):
+        xb = x + 32 * i
+        yb = y + 18 * i
+        mx = absmax_first(xb, 32)
+        d = mx / <float>-8.0
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        wr_half(yb, d)
+        for j in range(16):
+            v0 = xb[j] * idv
+            v1 = xb[j + 16] * idv
+            q0 = <int8_t><int32_t>(v0 + <float>8.5)
+            q1 = <int8_t><int32_t>(v1 + <float>8.5)
+            q0 = q0 if q0 < 15 else 15
+            q1 = q1 if q1 < 15 else 15
+            yb[2 + j] = <uint8_t>(<uint8_t>q0 | (<uint8_t>q1 << 4))
+
+
+cdef void q_q5_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, q0, q1
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float mx, d, idv, v0, v1
+    cdef uint32_t qh
+    cdef uint8_t b0, b1
+    for i in range(nb):
+        xb = x + 32 * i
+        yb = y + 22 * i
+        mx = absmax_first(xb, 32)
+        d = mx / <float>-16.0
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        wr_half(yb, d)
+        qh = 0
+        for j in range(16):
+            v0 = xb[j] * idv
+            v1 = xb[j + 16] * idv
+            q0 = <int8_t><int32_t>(v0 + <float>16.5)
+            q1 = <int8_t><int32_t>(v1 + <float>16.5)
+            b0 = <uint8_t>(q0 if q0 < 31 else 31)
+            b1 = <uint8_t>(q1 if q1 < 31 else 31)
+            yb[6 + j] = <uint8_t>((b0 & 0x0F) | ((b1 & 0x0F) << 4))
+            qh |= (<uint32_t>((b0 & 0x10) >> 4)) << j
+            qh |= (<uint32_t>((b1 & 0x10) >> 4)) << (j + 16)
+        yb[2] = <uint8_t>(qh & 0xFF)
+        yb[3] = <uint8_t>((qh >> 8) & 0xFF)
+        yb[4] = <uint8_t>((qh >> 16) & 0xFF)
+        yb[5] = <uint8_t>(qh >> 24)
+
+
+cdef inline void minmax_seq(const float *x, int n, float *mn, float *mx) noexcept nogil:
+    cdef float lo = <float>3.4028234663852886e+38, hi = <float>-3.4028234663852886e+38, v
+    cdef int j
+    for j in range(n):
+        v = x[j]
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    mn[0] = lo
+    mx[0] = hi
+
+
+cdef void q_q4_1(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, q0, q1
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float mn, mx, d, idv, v0, v1
+    for i in range(nb):
+        xb = x + 32 * i
+        yb = y + 20 * i
+        minmax_seq(xb, 32, &mn, &mx)
+        d = (mx - mn) / <float>15.0
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        wr_half(yb, d)
+        wr_half(yb + 2, mn)
+        for j in range(16):
+            v0 = (xb[j] - mn) * idv
+            v1 = (xb[j + 16] - mn) * idv
+            q0 = <int8_t><int32_t>(v0 + <float>0.5)
+            q1 = <int8_t><int32_t>(v1 + <float>0.5)
+            q0 = q0 if q0 < 15 else 15
+            q1 = q1 if q1 < 15 else 15
+            yb[4 + j] = <uint8_t>(<uint8_t>q0 | (<uint8_t>q1 << 4))
+
+
+cdef void q_q5_1(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float mn, mx, d, idv, v0, v1
+    cdef uint32_t qh
+    cdef uint8_t b0, b1
+    for i in range(nb):
+        xb = x + 32 * i
+        yb = y + 24 * i
+        minmax_seq(xb, 32, &mn, &mx)
+        d = (mx - mn) / <float>31.0
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        wr_half(yb, d)
+        wr_half(yb + 2, mn)
+        qh = 0
+        for j in range(16):
+            v0 = (xb[j] - mn) * idv
+            v1 = (xb[j + 16] - mn) * idv
+            b0 = <uint8_t><int32_t>(v0 + <float>0.5)
+            b1 = <uint8_t><int32_t>(v1 + <float>0.5)
+            yb[8 + j] = <uint8_t>((b0 & 0x0F) | ((b1 & 0x0F) << 4))
+            qh |= (<uint32_t>((b0 & 0x10) >> 4)) << j
+            qh |= (<uint32_t>((b1 & 0x10) >> 4)) << (j + 16)
+        yb[4] = <uint8_t>(qh & 0xFF)
+        yb[5] = <uint8_t>((qh >> 8) & 0xFF)
+        yb[6] = <uint8_t>((qh >> 16) & 0xFF)
+        yb[7] = <uint8_t>(qh >> 24)
+
+
+cdef void q_q8_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float d, idv
+    for i in range(nb):
+        xb = x + 32 * i
+        yb = y + 34 * i
+        d = amax_seq(xb, 32) / <float>127.0
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        wr_half(yb, d)
+        for j in range(32):
+            yb[2 + j] = <uint8_t>round_away(xb[j] * idv)
+
+
+cdef void q_q8_1(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, s
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float d, idv
+    cdef uint8_t q
+    for i in range(nb):
+        xb = x + 32 * i
+        yb = y + 36 * i
+        d = amax_seq(xb, 32) / <float>127.0
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        wr_half(yb, d)
+        s = 0
+        for j in range(32):
+            q = <uint8_t>round_away(xb[j] * idv)
+            yb[4 + j] = q
+            s += <int8_t>q
+        wr_half(yb + 2, <float>s * d)
+
+
+cdef inline int tq_trit(float v) noexcept nogil:
+    return round_away(v) + 1
+
+
+cdef void q_tq1_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, m, n
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float d, idv
+    cdef uint8_t q
+    for i in range(nb):
+        xb = x + 256 * i
+        yb = y + 54 * i
+        d = amax_seq(xb, 256)
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        # qs[0..31]: elements m + 32n, n = 0..4 (first element is the most significant trit)
+        for m in range(32):
+            q = 0
+            for n in range(5):
+                q = <uint8_t>(q * 3)
+                q = <uint8_t>(q + tq_trit(xb[m + 32 * n] * idv))
+            yb[m] = <uint8_t>((<uint16_t>q * 256 + 242) // 243)
+        # qs[32..47]: elements 160 + m + 16n
+        for m in range(16):
+            q = 0
+            for n in range(5):
+                q = <uint8_t>(q * 3)
+                q = <uint8_t>(q + tq_trit(xb[160 + m + 16 * n] * idv))
+            yb[32 + m] = <uint8_t>((<uint16_t>q * 256 + 242) // 243)
+        # qh[0..3]: elements 240 + j + 4m, m = 0..3, then a zero fifth trit
+        for j in range(4):
+            q = 0
+            for m in range(4):
+                q = <uint8_t>(q * 3)
+                q = <uint8_t>(q + tq_trit(xb[240 + j + 4 * m] * idv))
+            q = <uint8_t>(q * 3)
+            yb[48 + j] = <uint8_t>((<uint16_t>q * 256 + 242) // 243)
+        wr_half(yb + 52, d)
+
+
+cdef void q_tq2_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int k, m, n
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float d, idv
+    cdef uint8_t q
+    for i in range(nb):
+        xb = x + 256 * i
+        yb = y + 66 * i
+        d = amax_seq(xb, 256)
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        for k in range(2):
+            for m in range(32):
+                q = 0
+                for n in range(4):
+                    q = <uint8_t>(q + ((tq_trit(xb[128 * k + m + 32 * n] * idv) & 3) << (2 * n)))
+                yb[32 * k + m] = q
+        wr_half(yb + 64, d)
+
+
+cdef inline int best_index_fp4(float v, float e) noexcept nogil:
+    cdef int best = 0, k
+    cdef float best_err = fabsf(<float>KVALUES_FP4[0] * e - v), err
+    for k in range(1, 16):
+        err = fabsf(<float>KVALUES_FP4[k] * e - v)
+        if err < best_err:
+            best = k
+            best_err = err
+    return best
+
+
+cdef void q_mxfp4(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float amax, av, d
+    cdef uint8_t e
+    for i in range(nb):
+        xb = x + 32 * i
+        yb = y + 17 * i
+        amax = <float>0.0
+        for j in range(32):
+            av = fabsf(xb[j])
+            if amax < av:
+                amax = av
+        if amax > <float>0.0:
+            e = <uint8_t><int32_t>(floorf(log2f(amax)) - <float>2.0 + <float>127.0)
+        else:
+            e = 0
+        d = e8m0_to_fp32_half(e)
+        yb[0] = e
+        for j in range(16):
+            yb[1 + j] = <uint8_t>(best_index_fp4(xb[j], d) | (best_index_fp4(xb[j + 16], d) << 4))
+
+
+cdef inline uint8_t fp32_to_ue4m3(float v) noexcept nogil:
+    """ggml_fp32_to_ue4m3 (NVFP4 sub-block scales)."""
+    cdef uint32_t b
+    cdef int fexp, fman, ue, man
+    if not (v > <float>0.0):
+        return 0
+    if v > <float>448.0:
+        v = <float>448.0
+    b = fbits(v)
+    fexp = <int>((b >> 23) & 0xFF) - 127
+    fman = <int>((b >> 20) & 0x7)
+    ue = fexp + 7
+    if ue <= 0:
+        man = <int>(v * <float>512.0 + <float>0.5)
+        if man > 7:
+            man = 7
+        if man < 1:
+            return 0
+        return <uint8_t>man
+    if ue >= 15:
+        return 0x7E
+    man = fman + <int>((b >> 19) & 1)
+    if man > 7:
+        man = 0
+        ue += 1
+    if ue >= 15:
+        return 0x7E
+    return <uint8_t>((ue << 3) | man)
+
+
+cdef void q_nvfp4(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int s, j
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float amax, av, d
+    cdef uint8_t ue
+    for i in range(nb):
+        yb = y + 36 * i
+        for s in range(4):
+            xb = x + 64 * i + 16 * s
+            amax = <float>0.0
+            for j in range(16):
+                av = fabsf(xb[j])
+                if amax < av:
+                    amax = av
+            ue = fp32_to_ue4m3(amax / <float>6.0)
+            yb[s] = ue
+            d = UE4M3_HALF[ue]
+            for j in range(8):
+                yb[4 + 8 * s + j] = <uint8_t>(best_index_fp4(xb[j], d)
+                                              | (best_index_fp4(xb[8 + j], d) << 4))
+
+
+cdef void q_q1_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float s
+    for i in range(nb):
+        xb = x + 128 * i
+        yb = y + 18 * i
+        s = <float>0.0
+        for j in range(128):
+            s = s + fabsf(xb[j])
+        wr_half(yb, s / <float>128.0)
+        memset(yb + 2, 0, 16)
+        for j in range(128):
+            if xb[j] >= <float>0.0:
+                yb[2 + j // 8] |= <uint8_t>(1 << (j % 8))
+
+
+cdef void q_q2_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, q
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float amax, av, idv
+    for i in range(nb):
+        xb = x + 64 * i
+        yb = y + 18 * i
+        amax = <float>0.0
+        for j in range(64):
+            av = fabsf(xb[j])
+            if av > amax:
+                amax = av
+        idv = <float>1.0 / amax if amax > <float>0.0 else <float>0.0
+        wr_half(yb, amax)
+        memset(yb + 2, 0, 16)
+        for j in range(64):
+            q = round_away(xb[j] * idv) + 1
+            q = 0 if q < 0 else (3 if q > 3 else q)
+            yb[2 + j // 4] |= <uint8_t>(q << ((j % 4) * 2))
+
+
+cdef inline int nearest_int(float v) noexcept nogil:
+    cdef float t = v + <float>12582912.0
+    return <int>(fbits(t) & 0x007FFFFF) - 0x00400000
+
+
+cdef void q_q8_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    # the output is zero-filled by the caller: ggml leaves bsums unwritten for zero blocks
+    cdef Py_ssize_t i
+    cdef int j, li, s, v
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float mx, amax, av, iscale, d
+    cdef uint32_t db
+    for i in range(nb):
+        xb = x + 256 * i
+        yb = y + 292 * i
+        mx = <float>0.0
+        amax = <float>0.0
+        for j in range(256):
+            av = fabsf(xb[j])
+            if av > amax:
+                amax = av
+                mx = xb[j]
+        if not amax:
+            memset(yb, 0, 260)
+            continue
+        iscale = <float>-127.0 / mx
+        for j in range(256):
+            v = nearest_int(iscale * xb[j])
+            yb[4 + j] = <uint8_t>(v if v < 127 else 127)
+        for j in range(16):
+            s = 0
+            for li in range(16):
+                s += <int8_t>yb[4 + 16 * j + li]
+            yb[260 + 2 * j] = <uint8_t>(s & 0xFF)
+            yb[261 + 2 * j] = <uint8_t>((s >> 8) & 0xFF)
+        d = <float>1.0 / iscale
+        db = fbits(d)
+        yb[0] = <uint8_t>(db & 0xFF)
+        yb[1] = <uint8_t>((db >> 8) & 0xFF)
+        yb[2] = <uint8_t>((db >> 16) & 0xFF)
+        yb[3] = <uint8_t>(db >> 24)
+
+
+# ---------------------------------------------------------------------------
+# dequantizers
+# ---------------------------------------------------------------------------
+cdef void dq_f32(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    memcpy(y, x, <size_t>nb * 4)
+
+
+cdef void dq_f16(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(nb):
+        y[i] = rd_half(x + 2 * i)
+
+
+cdef void dq_bf16(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(nb):
+        y[i] = bitsf((<uint32_t>x[2 * i] << 16) | (<uint32_t>x[2 * i + 1] << 24))
+
+
+cdef void dq_q4_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    for i in range(nb):
+        xb = x + 18 * i
+        yb = y + 32 * i
+        d = rd_half(xb)
+        for j in range(16):
+            yb[j] = <float>((xb[2 + j] & 0x0F) - 8) * d
+            yb[j + 16] = <float>((xb[2 + j] >> 4) - 8) * d
+
+
+cdef void dq_q4_1(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d, m, t
+    for i in range(nb):
+        xb = x + 20 * i
+        yb = y + 32 * i
+        d = rd_half(xb)
+        m = rd_half(xb + 2)
+        for j in range(16):
+            t = <float>(xb[4 + j] & 0x0F) * d
+            yb[j] = t + m
+            t = <float>(xb[4 + j] >> 4) * d
+            yb[j + 16] = t + m
+
+
+cdef void dq_q5_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    cdef uint32_t qh
+    for i in range(nb):
+        xb = x + 22 * i
+        yb = y + 32 * i
+        d = rd_half(xb)
+        qh = rd_u32(xb + 2)
+        for j in range(16):
+            yb[j] = <float>(<int>((xb[6 + j] & 0x0F) | (((qh >> j) << 4) & 0x10)) - 16) * d
+            yb[j + 16] = <float>(<int>((xb[6 + j] >> 4) | ((qh >> (j + 12)) & 0x10)) - 16) * d
+
+
+cdef void dq_q5_1(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d, m, t
+    cdef uint32_t qh
+    for i in range(nb):
+        xb = x + 24 * i
+        yb = y + 32 * i
+        d = rd_half(xb)
+        m = rd_half(xb + 2)
+        qh = rd_u32(xb + 4)
+        for j in range(16):
+            t = <float>(<int>((xb[8 + j] & 0x0F) | (((qh >> j) << 4) & 0x10))) * d
+            yb[j] = t + m
+            t = <float>(<int>((xb[8 + j] >> 4) | ((qh >> (j + 12)) & 0x10))) * d
+            yb[j + 16] = t + m
+
+
+cdef void dq_q8_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    for i in range(nb):
+        xb = x + 34 * i
+        yb = y + 32 * i
+        d = rd_half(xb)
+        for j in range(32):
+            yb[j] = <float>(<int8_t>xb[2 + j]) * d
+
+
+cdef void dq_q8_1(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    for i in range(nb):
+        xb = x + 36 * i
+        yb = y + 32 * i
+        d = rd_half(xb)
+        for j in range(32):
+            yb[j] = <float>(<int8_t>xb[4 + j]) * d
+
+
+cdef void dq_q2_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_q2_K: scales[16], qs[64], d, dmin
+    cdef Py_ssize_t i
+    cdef int _n, _j, li, shift, isc
+    cdef const uint8_t *xb
+    cdef const uint8_t *q
+    cdef float *yb
+    cdef float d, mn, dl, ml, t
+    cdef uint8_t sc
+    for i in range(nb):
+        xb = x + 84 * i
+        yb = y + 256 * i
+        d = rd_half(xb + 80)
+        mn = rd_half(xb + 82)
+        q = xb + 16
+        isc = 0
+        for _n in range(2):
+            shift = 0
+            for _j in range(4):
+                sc = xb[isc]
+                isc += 1
+                dl = d * <float>(sc & 0xF)
+                ml = mn * <float>(sc >> 4)
+                for li in range(16):
+                    t = dl * <float>((q[li] >> shift) & 3)
+                    yb[0] = t - ml
+                    yb += 1
+                sc = xb[isc]
+                isc += 1
+                dl = d * <float>(sc & 0xF)
+                ml = mn * <float>(sc >> 4)
+                for li in range(16):
+                    t = dl * <float>((q[li + 16] >> shift) & 3)
+                    yb[0] = t - ml
+                    yb += 1
+                shift += 2
+            q += 32
+
+
+cdef void dq_q3_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_q3_K: hmask[32], qs[64], scales[12], d
+    cdef Py_ssize_t i
+    cdef int _n, _j, li, shift, isc, k, lo, hi
+    cdef const uint8_t *xb
+    cdef const uint8_t *q
+    cdef const uint8_t *hm
+    cdef const uint8_t *s
+    cdef float *yb
+    cdef float dall, dl
+    cdef int sc[16]
+    cdef uint8_t m
+    for i in range(nb):
+        xb = x + 110 * i
+        yb = y + 256 * i
+        hm = xb
+        q = xb + 32
+        s = xb + 96
+        dall = rd_half(xb + 108)
+        for k in range(16):
+            lo = (s[k] & 0xF) if k < 8 else (s[k - 8] >> 4)
+            hi = (s[8 + k % 4] >> (2 * (k // 4))) & 3
+            sc[k] = (lo | (hi << 4)) - 32
+        isc = 0
+        m = 1
+        for _n in range(2):
+            shift = 0
+            for _j in range(4):
+                dl = dall * <float>sc[isc]
+                isc += 1
+                for li in range(16):
+                    yb[0] = dl * <float>(<int>((q[li] >> shift) & 3) - (0 if (hm[li] & m) else 4))
+                    yb += 1
+                dl = dall * <float>sc[isc]
+                isc += 1
+                for li in range(16):
+                    yb[0] = dl * <float>(<int>((q[li + 16] >> shift) & 3)
+                                         - (0 if (hm[li + 16] & m) else 4))
+                    yb += 1
+                shift += 2
+                m = <uint8_t>(m << 1)
+            q += 32
+
+
+cdef inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) noexcept nogil:
+    if j < 4:
+        d[0] = q[j] & 63
+        m[0] = q[j + 4] & 63
+    else:
+        d[0] = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4)
+        m[0] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4)
+
+
+cdef void dq_q4_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_q4_K: d, dmin, scales[12], qs[128]
+    cdef Py_ssize_t i
+    cdef int _j, li, isc
+    cdef const uint8_t *xb
+    cdef const uint8_t *q
+    cdef float *yb
+    cdef float d, mn, d1, m1, d2, m2, t
+    cdef uint8_t sc, m
+    for i in range(nb):
+        xb = x + 144 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        mn = rd_half(xb + 2)
+        q = xb + 16
+        isc = 0
+        for _j in range(4):
+            scale_min_k4(isc, xb + 4, &sc, &m)
+            d1 = d * <float>sc
+            m1 = mn * <float>m
+            scale_min_k4(isc + 1, xb + 4, &sc, &m)
+            d2 = d * <float>sc
+            m2 = mn * <float>m
+            for li in range(32):
+                t = d1 * <float>(q[li] & 0xF)
+                yb[li] = t - m1
+            for li in range(32):
+                t = d2 * <float>(q[li] >> 4)
+                yb[32 + li] = t - m2
+            yb += 64
+            q += 32
+            isc += 2
+
+
+cdef void dq_q5_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_q5_K: d, dmin, scales[12], qh[32], qs[128]
+    cdef Py_ssize_t i
+    cdef int _j, li, isc
+    cdef const uint8_t *xb
+    cdef const uint8_t *ql
+    cdef const uint8_t *qh
+    cdef float *yb
+    cdef float d, mn, d1, m1, d2, m2, t
+    cdef uint8_t sc, m, u1, u2
+    for i in range(nb):
+        xb = x + 176 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        mn = rd_half(xb + 2)
+        qh = xb + 16
+        ql = xb + 48
+        isc = 0
+        u1 = 1
+        u2 = 2
+        for _j in range(4):
+            scale_min_k4(isc, xb + 4, &sc, &m)
+            d1 = d * <float>sc
+            m1 = mn * <float>m
+            scale_min_k4(isc + 1, xb + 4, &sc, &m)
+            d2 = d * <float>sc
+            m2 = mn * <float>m
+            for li in range(32):
+                t = d1 * <float>((ql[li] & 0xF) + (16 if (qh[li] & u1) else 0))
+                yb[li] = t - m1
+            for li in range(32):
+                t = d2 * <float>((ql[li] >> 4) + (16 if (qh[li] & u2) else 0))
+                yb[32 + li] = t - m2
+            yb += 64
+            ql += 32
+            isc += 2
+            u1 = <uint8_t>(u1 << 2)
+            u2 = <uint8_t>(u2 << 2)
+
+
+cdef void dq_q6_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_q6_K: ql[128], qh[64], scales[16] (int8), d
+    cdef Py_ssize_t i
+    cdef int _n, li, isc, q1, q2, q3, q4
+    cdef const uint8_t *xb
+    cdef const uint8_t *ql
+    cdef const uint8_t *qh
+    cdef const int8_t *sc
+    cdef float *yb
+    cdef float d
+    for i in range(nb):
+        xb = x + 210 * i
+        yb = y + 256 * i
+        ql = xb
+        qh = xb + 128
+        sc = <const int8_t *>(xb + 192)
+        d = rd_half(xb + 208)
+        for _n in range(2):
+            for li in range(32):
+                isc = li // 16
+                q1 = <int>((ql[li] & 0xF) | (((qh[li] >> 0) & 3) << 4)) - 32
+                q2 = <int>((ql[li + 32] & 0xF) | (((qh[li] >> 2) & 3) << 4)) - 32
+                q3 = <int>((ql[li] >> 4) | (((qh[li] >> 4) & 3) << 4)) - 32
+                q4 = <int>((ql[li + 32] >> 4) | (((qh[li] >> 6) & 3) << 4)) - 32
+                yb[li] = (d * <float>sc[isc]) * <float>q1
+                yb[li + 32] = (d * <float>sc[isc + 2]) * <float>q2
+                yb[li + 64] = (d * <float>sc[isc + 4]) * <float>q3
+                yb[li + 96] = (d * <float>sc[isc + 6]) * <float>q4
+            yb += 128
+            ql += 64
+            qh += 32
+            sc += 8
+
+
+cdef void dq_q8_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float d
+    for i in range(nb):
+        xb = x + 292 * i
+        d = bitsf(rd_u32(xb))
+        for j in range(256):
+            y[256 * i + j] = d * <float>(<int8_t>xb[4 + j])
+
+
+cdef void dq_tq1_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int n, m, j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    cdef uint8_t q
+    cdef int xi
+    cdef uint8_t pow3[5]
+    pow3[0] = 1
+    pow3[1] = 3
+    pow3[2] = 9
+    pow3[3] = 27
+    pow3[4] = 81
+    for i in range(nb):
+        xb = x + 54 * i
+        yb = y + 256 * i
+        d = rd_half(xb + 52)
+        for n in range(5):
+            for m in range(32):
+                q = <uint8_t>(xb[m] * pow3[n])
+                xi = (<uint16_t>q * 3) >> 8
+                yb[0] = <float>(xi - 1) * d
+                yb += 1
+        for n in range(5):
+            for m in range(16):
+                q = <uint8_t>(xb[32 + m] * pow3[n])
+                xi = (<uint16_t>q * 3) >> 8
+                yb[0] = <float>(xi - 1) * d
+                yb += 1
+        for n in range(4):
+            for j in range(4):
+                q = <uint8_t>(xb[48 + j] * pow3[n])
+                xi = (<uint16_t>q * 3) >> 8
+                yb[0] = <float>(xi - 1) * d
+                yb += 1
+
+
+cdef void dq_tq2_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int k, li, m
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    for i in range(nb):
+        xb = x + 66 * i
+        yb = y + 256 * i
+        d = rd_half(xb + 64)
+        for k in range(2):
+            for li in range(4):
+                for m in range(32):
+                    yb[0] = <float>(<int>((xb[32 * k + m] >> (2 * li)) & 3) - 1) * d
+                    yb += 1
+
+
+cdef void dq_mxfp4(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    for i in range(nb):
+        xb = x + 17 * i
+        yb = y + 32 * i
+        d = e8m0_to_fp32_half(xb[0])
+        for j in range(16):
+            yb[j] = <float>KVALUES_FP4[xb[1 + j] & 0x0F] * d
+            yb[j + 16] = <float>KVALUES_FP4[xb[1 + j] >> 4] * d
+
+
+cdef void dq_nvfp4(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int s, j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    cdef uint8_t b
+    for i in range(nb):
+        xb = x + 36 * i
+        for s in range(4):
+            d = UE4M3_HALF[xb[s]]
+            yb = y + 64 * i + 16 * s
+            for j in range(8):
+                b = xb[4 + 8 * s + j]
+                yb[j] = <float>KVALUES_FP4[b & 0x0F] * d
+                yb[j + 8] = <float>KVALUES_FP4[b >> 4] * d
+
+
+cdef void dq_q1_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float d, nd
+    for i in range(nb):
+        xb = x + 18 * i
+        d = rd_half(xb)
+        nd = -d
+        for j in range(128):
+            y[128 * i + j] = d if ((xb[2 + j // 8] >> (j % 8)) & 1) else nd
+
+
+cdef void dq_q2_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float d
+    for i in range(nb):
+        xb = x + 18 * i
+        d = rd_half(xb)
+        for j in range(64):
+            y[64 * i + j] = <float>(<int>((xb[2 + j // 4] >> ((j % 4) * 2)) & 3) - 1) * d
+
+
+cdef void dq_iq4_nl(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    for i in range(nb):
+        xb = x + 18 * i
+        yb = y + 32 * i
+        d = rd_half(xb)
+        for j in range(16):
+            yb[j] = d * <float>KVALUES_IQ4NL[xb[2 + j] & 0xF]
+            yb[j + 16] = d * <float>KVALUES_IQ4NL[xb[2 + j] >> 4]
+
+
+cdef void dq_iq4_xs(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_iq4_xs: d, scales_h (uint16), scales_l[4], qs[128]
+    cdef Py_ssize_t i
+    cdef int ib, j, ls
+    cdef const uint8_t *xb
+    cdef const uint8_t *qs
+    cdef float *yb
+    cdef float d, dl
+    cdef uint16_t sh
+    for i in range(nb):
+        xb = x + 136 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        sh = rd_u16(xb + 2)
+        qs = xb + 8
+        for ib in range(8):
+            ls = ((xb[4 + ib // 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4)
+            dl = d * <float>(ls - 32)
+            for j in range(16):
+                yb[j] = dl * <float>KVALUES_IQ4NL[qs[j] & 0xF]
+                yb[j + 16] = dl * <float>KVALUES_IQ4NL[qs[j] >> 4]
+            yb += 32
+            qs += 16
+
+
+cdef inline void put_signed(float *y, float db, const uint8_t *grid, uint8_t signs,
+                            int n) noexcept nogil:
+    cdef int j
+    cdef float t
+    for j in range(n):
+        t = db * <float>grid[j]
+        y[j] = -t if (signs >> j) & 1 else t
+
+
+cdef void dq_iq2_xxs(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_iq2_xxs: d, qs uint16[32]; per 32 elements two uint32:
+    # 4 grid indices, then 4x7 sign bits and a 4-bit scale
+    cdef Py_ssize_t i
+    cdef int ib, li
+    cdef const uint8_t *xb
+    cdef const uint8_t *a
+    cdef float *yb
+    cdef float d, db
+    cdef uint32_t aux1
+    for i in range(nb):
+        xb = x + 66 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        for ib in range(8):
+            a = xb + 2 + 8 * ib
+            aux1 = rd_u32(a + 4)
+            db = d * (<float>0.5 + <float>(aux1 >> 28)) * <float>0.25
+            for li in range(4):
+                put_signed(yb, db, IQ2XXS_GRID + 8 * a[li],
+                           KSIGNS_IQ2XS[(aux1 >> (7 * li)) & 127], 8)
+                yb += 8
+
+
+cdef void dq_iq2_xs(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_iq2_xs: d, qs uint16[32] (9-bit grid index | 7-bit sign index), scales[8]
+    cdef Py_ssize_t i
+    cdef int ib, li
+    cdef const uint8_t *xb
+    cdef float *yb
+    cdef float d
+    cdef float db[2]
+    cdef uint16_t v
+    for i in range(nb):
+        xb = x + 74 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        for ib in range(8):
+            db[0] = d * (<float>0.5 + <float>(xb[66 + ib] & 0xF)) * <float>0.25
+            db[1] = d * (<float>0.5 + <float>(xb[66 + ib] >> 4)) * <float>0.25
+            for li in range(4):
+                v = rd_u16(xb + 2 + 2 * (4 * ib + li))
+                put_signed(yb, db[li // 2], IQ2XS_GRID + 8 * (v & 511), KSIGNS_IQ2XS[v >> 9], 8)
+                yb += 8
+
+
+cdef void dq_iq2_s(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_iq2_s: d, qs[64] (32 grid low bytes, then 32 sign bytes), qh[8], scales[8]
+    cdef Py_ssize_t i
+    cdef int ib, li, idx
+    cdef const uint8_t *xb
+    cdef const uint8_t *qs
+    cdef const uint8_t *signs
+    cdef const uint8_t *qh
+    cdef float *yb
+    cdef float d
+    cdef float db[2]
+    for i in range(nb):
+        xb = x + 82 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        qs = xb + 2
+        signs = xb + 2 + 32
+        qh = xb + 66
+        for ib in range(8):
+            db[0] = d * (<float>0.5 + <float>(xb[74 + ib] & 0xF)) * <float>0.25
+            db[1] = d * (<float>0.5 + <float>(xb[74 + ib] >> 4)) * <float>0.25
+            for li in range(4):
+                idx = qs[li] | ((qh[ib] << (8 - 2 * li)) & 0x300)
+                put_signed(yb, db[li // 2], IQ2S_GRID + 8 * idx, signs[li], 8)
+                yb += 8
+            qs += 4
+            signs += 4
+
+
+cdef void dq_iq3_xxs(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_iq3_xxs: d, qs[64] grid indices, then 8 uint32 of 4x7 sign bits + 4-bit scale
+    cdef Py_ssize_t i
+    cdef int ib, li
+    cdef const uint8_t *xb
+    cdef const uint8_t *qs
+    cdef float *yb
+    cdef float d, db
+    cdef uint32_t aux
+    cdef uint8_t signs
+    for i in range(nb):
+        xb = x + 98 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        qs = xb + 2
+        for ib in range(8):
+            aux = rd_u32(xb + 2 + 64 + 4 * ib)
+            db = d * (<float>0.5 + <float>(aux >> 28)) * <float>0.5
+            for li in range(4):
+                signs = KSIGNS_IQ2XS[(aux >> (7 * li)) & 127]
+                put_signed(yb, db, IQ3XXS_GRID + 4 * qs[2 * li], signs, 4)
+                put_signed(yb + 4, db, IQ3XXS_GRID + 4 * qs[2 * li + 1], <uint8_t>(signs >> 4), 4)
+                yb += 8
+            qs += 8
+
+
+cdef void dq_iq3_s(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_iq3_s: d, qs[64], qh[8], signs[32], scales[4]
+    cdef Py_ssize_t i
+    cdef int ib, li, half, i1, i2
+    cdef const uint8_t *xb
+    cdef const uint8_t *qs
+    cdef const uint8_t *qh
+    cdef const uint8_t *signs
+    cdef float *yb
+    cdef float d, db
+    for i in range(nb):
+        xb = x + 110 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        qs = xb + 2
+        qh = xb + 66
+        signs = xb + 74
+        for ib in range(0, 8, 2):
+            for half in range(2):
+                if half == 0:
+                    db = d * <float>(1 + 2 * (xb[106 + ib // 2] & 0xF))
+                else:
+                    db = d * <float>(1 + 2 * (xb[106 + ib // 2] >> 4))
+                for li in range(4):
+                    i1 = qs[2 * li] | ((qh[half] << (8 - 2 * li)) & 256)
+                    i2 = qs[2 * li + 1] | ((qh[half] << (7 - 2 * li)) & 256)
+                    put_signed(yb, db, IQ3S_GRID + 4 * i1, signs[li], 4)
+                    put_signed(yb + 4, db, IQ3S_GRID + 4 * i2, <uint8_t>(signs[li] >> 4), 4)
+                    yb += 8
+                qs += 8
+                signs += 4
+            qh += 2
+
+
+cdef void dq_iq1_s(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_iq1_s: d, qs[32], qh uint16[8]
+    cdef Py_ssize_t i
+    cdef int ib, li, j, idx
+    cdef const uint8_t *xb
+    cdef const uint8_t *qs
+    cdef const int8_t *grid
+    cdef float *yb
+    cdef float d, dl, delta
+    cdef uint16_t qh
+    for i in range(nb):
+        xb = x + 50 * i
+        yb = y + 256 * i
+        d = rd_half(xb)
+        qs = xb + 2
+        for ib in range(8):
+            qh = rd_u16(xb + 34 + 2 * ib)
+            dl = d * <float>(2 * ((qh >> 12) & 7) + 1)
+            delta = <float>-0.125 if (qh & 0x8000) else <float>0.125
+            for li in range(4):
+                idx = qs[li] | (((qh >> (3 * li)) & 7) << 8)
+                grid = IQ1S_GRID + 8 * idx
+                for j in range(8):
+                    yb[j] = dl * (<float>grid[j] + delta)
+                yb += 8
+            qs += 4
+
+
+cdef void dq_iq1_m(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
+    # block_iq1_m: qs[32], qh[16], scales[8] (4 uint16; the fp16 scale is their top nibbles)
+    cdef Py_ssize_t i
+    cdef int ib, li, j
+    cdef const uint8_t *xb
+    cdef const uint8_t *qs
+    cdef const uint8_t *qh
+    cdef const int8_t *grid
+    cdef float *yb
+    cdef float d, dl1, dl2, dl
+    cdef uint16_t sc[4]
+    cdef uint16_t scale
+    cdef int idx[4]
+    cdef float delta[4]
+    for i in range(nb):
+        xb = x + 56 * i
+        yb = y + 256 * i
+        for li in range(4):
+            sc[li] = rd_u16(xb + 48 + 2 * li)
+        scale = <uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0)
+                           | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000))
+        d = fp16_to_fp32(scale)
+        qs = xb
+        qh = xb + 32
+        for ib in range(8):
+            dl1 = d * <float>(2 * ((sc[ib // 2] >> (6 * (ib % 2) + 0)) & 0x7) + 1)
+            dl2 = d * <float>(2 * ((sc[ib // 2] >> (6 * (ib % 2) + 3)) & 0x7) + 1)
+            idx[0] = qs[0] | ((qh[0] << 8) & 0x700)
+            idx[1] = qs[1] | ((qh[0] << 4) & 0x700)
+            idx[2] = qs[2] | ((qh[1] << 8) & 0x700)
+            idx[3] = qs[3] | ((qh[1] << 4) & 0x700)
+            delta[0] = <float>-0.125 if (qh[0] & 0x08) else <float>0.125
+            delta[1] = <float>-0.125 if (qh[0] & 0x80) else <float>0.125
+            delta[2] = <float>-0.125 if (qh[1] & 0x08) else <float>0.125
+            delta[3] = <float>-0.125 if (qh[1] & 0x80) else <float>0.125
+            for li in range(4):
+                dl = dl1 if li < 2 else dl2
+                grid = IQ1S_GRID + 8 * idx[li]
+                for j in range(8):
+                    yb[j] = dl * (<float>grid[j] + delta[li])
+                yb += 8
+            qs += 4
+            qh += 2
+
+
+# ---------------------------------------------------------------------------
+# dispatch
+# ---------------------------------------------------------------------------
+cdef quant_fn _quant_fn(int t) noexcept nogil:
+    if t == T_F32:
+        return q_f32
+    if t == T_F16:
+        return q_f16
+    if t == T_BF16:
+        return q_bf16
+    if t == T_Q4_0:
+        return q_q4_0
+    if t == T_Q4_1:
+        return q_q4_1
+    if t == T_Q5_0:
+        return q_q5_0
+    if t == T_Q5_1:
+        return q_q5_1
+    if t == T_Q8_0:
+        return q_q8_0
+    if t == T_Q8_1:
+        return q_q8_1
+    if t == T_Q8_K:
+        return q_q8_k
+    if t == T_TQ1_0:
+        return q_tq1_0
+    if t == T_TQ2_0:
+        return q_tq2_0
+    if t == T_MXFP4:
+        return q_mxfp4
+    if t == T_NVFP4:
+        return q_nvfp4
+    if t == T_Q1_0:
+        return q_q1_0
+    if t == T_Q2_0:
+        return q_q2_0
+    return NULL
+
+
+cdef dequant_fn _dequant_fn(int t) noexcept nogil:
+    if t == T_F32:
+        return dq_f32
+    if t == T_F16:
+        return dq_f16
+    if t == T_BF16:
+        return dq_bf16
+    if t == T_Q4_0:
+        return dq_q4_0
+    if t == T_Q4_1:
+        return dq_q4_1
+    if t == T_Q5_0:
+        return dq_q5_0
+    if t == T_Q5_1:
+        return dq_q5_1
+    if t == T_Q8_0:
+        return dq_q8_0
+    if t == T_Q8_1:
+        return dq_q8_1
+    if t == T_Q2_K:
+        return dq_q2_k
+    if t == T_Q3_K:
+        return dq_q3_k
+    if t == T_Q4_K:
+        return dq_q4_k
+    if t == T_Q5_K:
+        return dq_q5_k
+    if t == T_Q6_K:
+        return dq_q6_k
+    if t == T_Q8_K:
+        return dq_q8_k
+    if t == T_IQ2_XXS:
+        return dq_iq2_xxs
+    if t == T_IQ2_XS:
+        return dq_iq2_xs
+    if t == T_IQ2_S:
+        return dq_iq2_s
+    if t == T_IQ3_XXS:
+        return dq_iq3_xxs
+    if t == T_IQ3_S:
+        return dq_iq3_s
+    if t == T_IQ1_S:
+        return dq_iq1_s
+    if t == T_IQ1_M:
+        return dq_iq1_m
+    if t == T_IQ4_NL:
+        return dq_iq4_nl
+    if t == T_IQ4_XS:
+        return dq_iq4_xs
+    if t == T_TQ1_0:
+        return dq_tq1_0
+    if t == T_TQ2_0:
+        return dq_tq2_0
+    if t == T_MXFP4:
+        return dq_mxfp4
+    if t == T_NVFP4:
+        return dq_nvfp4
+    if t == T_Q1_0:
+        return dq_q1_0
+    if t == T_Q2_0:
+        return dq_q2_0
+    return NULL
+
+
+def can_quantize(int type_id):
+    """True if a quantize kernel exists for the ggml type id."""
+    return _quant_fn(type_id) != NULL
+
+
+def can_dequantize(int type_id):
+    """True if a dequantize kernel exists for the ggml type id."""
+    return _dequant_fn(type_id) != NULL
+
+
+def quantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
+                    const float[::1] x, uint8_t[::1] out):
+    """Quantize ``len(x) // block_size`` whole blocks of ``x`` into ``out`` (GIL released)."""
+    cdef quant_fn fn = _quant_fn(type_id)
+    cdef Py_ssize_t nb
+    if fn == NULL:
+        raise ValueError(f"no quantize kernel for ggml type id {type_id}")
+    if block_size <= 0 or type_size <= 0 or x.shape[0] % block_size != 0:
+        raise ValueError("x must hold whole blocks")
+    nb = x.shape[0] // block_size
+    if out.shape[0] != nb * type_size:
+        raise ValueError(f"out must hold {nb * type_size} bytes, got {out.shape[0]}")
+    if nb == 0:
+        return
+    with nogil:
+        fn(&x[0], &out[0], nb)
+
+
+def dequantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
+                      const uint8_t[::1] q, float[::1] out):
+    """Dequantize ``len(q) // type_size`` whole blocks of ``q`` into ``out`` (GIL released)."""
+    cdef dequant_fn fn = _dequant_fn(type_id)
+    cdef Py_ssize_t nb
+    if fn == NULL:
+        raise ValueError(f"no dequantize kernel for ggml type id {type_id}")
+    if block_size <= 0 or type_size <= 0 or q.shape[0] % type_size != 0:
+        raise ValueError("q must hold whole blocks")
+    nb = q.shape[0] // type_size
+    if out.shape[0] != nb * block_size:
+        raise ValueError(f"out must hold {nb * block_size} floats, got {out.shape[0]}")
+    if nb == 0:
+        return
+    with nogil:
+        fn(&q[0], &out[0], nb)
+
+
+def fp32_to_fp16_bits(const float[::1] x, uint16_t[::1] out):
+    """ggml's GGML_FP32_TO_FP16 over an array (bit patterns out)."""
+    cdef Py_ssize_t i, n = x.shape[0]
+    if out.shape[0] != n:
+        raise ValueError("out must have the length of x")
+    with nogil:
+        for i in range(n):
+            out[i] = fp32_to_fp16(x[i])
+
+
+def fp16_bits_to_fp32(const uint16_t[::1] h, float[::1] out):
+    """ggml's GGML_FP16_TO_FP32 over an array of bit patterns."""
+    cdef Py_ssize_t i, n = h.shape[0]
+    if out.shape[0] != n:
+        raise ValueError("out must have the length of h")
+    with nogil:
+        for i in range(n):
+            out[i] = fp16_to_fp32(h[i])
