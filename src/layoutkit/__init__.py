@@ -13,5 +13,6 @@ from .layout import Layout
 __version__ = "0.1.0"
 
 from . import htp  # noqa: E402  (adapters import the core above)
+from . import ggml  # noqa: E402
 
 __all__ = ["Layout", "LayoutError", "__version__", "convert", "htp"]
