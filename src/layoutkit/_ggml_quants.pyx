@@ -202,32 +202,33 @@ cdef inline float absmax_first(const float *x, int n) noexcept nogil:
 
     Same result as ggml's ``if (amax < fabsf(v)) { amax = fabsf(v); max = v; }``
     (NaN never wins the strict comparison), computed on the integer bit
-    patterns so that the search vectorises.
+    patterns in two branch-free passes so that both vectorise.
     """
-    cdef uint32_t am = 0, a
+    cdef int32_t am = 0, a, first = n, key
     cdef int j
     for j in range(n):
-        a = fbits(x[j]) & 0x7FFFFFFF
+        a = <int32_t>(fbits(x[j]) & 0x7FFFFFFF)
         a = a if a <= 0x7F800000 else 0
         am = a if a > am else am
     if am == 0:
         return <float>0.0
     for j in range(n):
-        if (fbits(x[j]) & 0x7FFFFFFF) == am:
-            return x[j]
-    return <float>0.0
+        a = <int32_t>(fbits(x[j]) & 0x7FFFFFFF)
+        key = j if a == am else n
+        first = key if key < first else first
+    return x[first]
 
 
 cdef inline float amax_seq(const float *x, int n) noexcept nogil:
     """ggml's ``amax = MAX(amax, fabsf(v))`` loop from 0 (MAX(a, b) = a > b ? a : b)."""
-    cdef uint32_t am = 0, a
+    cdef int32_t am = 0, a
     cdef int j
     cdef float amax, av
     for j in range(n):
-        a = fbits(x[j]) & 0x7FFFFFFF
+        a = <int32_t>(fbits(x[j]) & 0x7FFFFFFF)
         am = a if a > am else am
     if am <= 0x7F800000:
-        return bitsf(am)                    # no NaN: the plain maximum
+        return bitsf(<uint32_t>am)                    # no NaN: the plain maximum
     amax = <float>0.0                       # NaN present: replay the C loop exactly
     for j in range(n):
         av = fabsf(x[j])
@@ -687,13 +688,16 @@ cdef void dq_q4_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
     cdef const uint8_t *xb
     cdef float *yb
     cdef float d
+    cdef uint8_t qs[16]
     for i in range(nb):
         xb = x + 18 * i
         yb = y + 32 * i
         d = rd_half(xb)
+        memcpy(qs, xb + 2, 16)      # a local copy: the stores below cannot alias it
         for j in range(16):
-            yb[j] = <float>((xb[2 + j] & 0x0F) - 8) * d
-            yb[j + 16] = <float>((xb[2 + j] >> 4) - 8) * d
+            yb[j] = <float>((qs[j] & 0x0F) - 8) * d
+        for j in range(16):
+            yb[j + 16] = <float>((qs[j] >> 4) - 8) * d
 
 
 cdef void dq_q4_1(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
@@ -757,12 +761,14 @@ cdef void dq_q8_0(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
     cdef const uint8_t *xb
     cdef float *yb
     cdef float d
+    cdef int8_t qs[32]
     for i in range(nb):
         xb = x + 34 * i
         yb = y + 32 * i
         d = rd_half(xb)
+        memcpy(qs, xb + 2, 32)
         for j in range(32):
-            yb[j] = <float>(<int8_t>xb[2 + j]) * d
+            yb[j] = <float>qs[j] * d
 
 
 cdef void dq_q8_1(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
