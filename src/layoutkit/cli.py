@@ -18,6 +18,7 @@ from ._errors import LayoutError
 COMMAND_MODULES = (
     "layoutkit.commands.core",
     "layoutkit.commands.htp",
+    "layoutkit.commands.ggml",
 )
 
 

@@ -742,6 +742,26 @@ class Tensor:
         """``ggml_is_empty``: some ``ne[i] == 0``."""
         return any(v == 0 for v in self.ne)
 
+    def locate(self, i0: int, i1: int = 0, i2: int = 0, i3: int = 0) -> tuple[int, int]:
+        """Where element ``(i0, i1, i2, i3)`` lives: ``(byte offset of its block, index in block)``.
+
+        The byte offset is relative to the tensor's first byte (add :attr:`offset`
+        for the position in :attr:`data`); for plain types the index is always 0.
+
+        Examples
+        --------
+        >>> import layoutkit as lk
+        >>> lk.ggml.new_tensor("Q8_0", 64, 3, 2).locate(40, 2, 1)
+        (374, 8)
+        """
+        idx = [_as_int(v, f"i{k}") for k, v in enumerate((i0, i1, i2, i3))]
+        for k, v in enumerate(idx):
+            if not 0 <= v < self.ne[k]:
+                raise LayoutError(f"i{k}={v}: out of range for ne[{k}]={self.ne[k]}")
+        bs = self.info.block_size
+        off = (idx[0] // bs) * self.nb[0] + idx[1] * self.nb[1] + idx[2] * self.nb[2]
+        return off + idx[3] * self.nb[3], idx[0] % bs
+
     # -- views -----------------------------------------------------------------
 
     def _derived(
@@ -804,8 +824,9 @@ class Tensor:
         Raises
         ------
         LayoutError
-            When ggml would assert (``row_size(ne0) * ne1 * ... + offset`` larger
-            than the base tensor) or when the view's bytes would leave the buffer.
+            When ggml would assert: ``row_size(ne0) * ne1 * ... + offset`` larger
+            than the base tensor. (Like ggml, a strided view may address bytes past
+            the base tensor; reading such a view's data raises instead.)
 
         Examples
         --------
@@ -860,11 +881,6 @@ class Tensor:
                 "ggml_nbytes(view_src))"
             )
         res = Tensor(self.type, ne4, nbs, absolute, self.data, "VIEW", self._base_nbytes, (off,))
-        if res.nbytes and absolute + res.nbytes > self._base_nbytes:
-            raise LayoutError(
-                f"view ne={ne4} nb={tuple(nbs)} at offset {off} spans {res.nbytes} bytes from byte "
-                f"{absolute}, past the end of the base tensor ({self._base_nbytes} bytes)"
-            )
         return res
 
     def view_1d(self, ne0: int, offset: int = 0) -> Tensor:
