@@ -26,7 +26,13 @@ import numpy as np
 
 import layoutkit as lk
 
-SHAPES = [(1, 3, 1024, 1024), (1, 3, 224, 224), (1, 64, 256, 256), (8, 256, 56, 56), (1, 2048, 7, 7)]
+SHAPES = [
+    (1, 3, 1024, 1024),
+    (1, 3, 224, 224),
+    (1, 64, 256, 256),
+    (8, 256, 56, 56),
+    (1, 2048, 7, 7),
+]
 QUICK_SHAPES = [(1, 3, 1024, 1024), (1, 64, 256, 256)]
 DTYPES = ["uint8", "float16", "float32"]
 WORKLOADS = [
@@ -88,7 +94,9 @@ def numpy_reference(x: np.ndarray, src: lk.Layout, dst: lk.Layout) -> Any:
     return run
 
 
-def bench(shapes: list[tuple[int, ...]], workloads: list[tuple[str, str, str, str]], repeat: int) -> list[dict]:
+def bench(
+    shapes: list[tuple[int, ...]], workloads: list[tuple[str, str, str, str]], repeat: int
+) -> list[dict]:
     rows = []
     rng = np.random.default_rng(0)
     for shape in shapes:
@@ -103,15 +111,24 @@ def bench(shapes: list[tuple[int, ...]], workloads: list[tuple[str, str, str, st
                 a = np.ones(traffic // 2, np.uint8)
                 b = np.empty_like(a)
                 t_copy = median_time(lambda a=a, b=b: np.copyto(b, a), repeat)
-                t_lk = median_time(lambda: lk.convert(buf, shape, src, dst, out=out), repeat)
+                t_lk = median_time(
+                    lambda buf=buf, shape=shape, src=src, dst=dst, out=out: lk.convert(
+                        buf, shape, src, dst, out=out
+                    ),
+                    repeat,
+                )
                 ref = numpy_reference(buf.reshape(src.physical_shape(shape)), src, dst)
                 assert np.array_equal(ref(), lk.convert(buf, shape, src, dst)), (name, shape, dtype)
                 t_np = median_time(ref, max(3, repeat // 2))
                 copy_gbs = traffic / t_copy / 1e9
                 row = {
-                    "workload": name, "shape": "x".join(map(str, shape)), "dtype": dtype,
-                    "bytes": traffic, "copy_gbs": copy_gbs,
-                    "layoutkit_gbs": traffic / t_lk / 1e9, "numpy_gbs": traffic / t_np / 1e9,
+                    "workload": name,
+                    "shape": "x".join(map(str, shape)),
+                    "dtype": dtype,
+                    "bytes": traffic,
+                    "copy_gbs": copy_gbs,
+                    "layoutkit_gbs": traffic / t_lk / 1e9,
+                    "numpy_gbs": traffic / t_np / 1e9,
                 }
                 row["layoutkit_x_copy"] = row["layoutkit_gbs"] / copy_gbs
                 row["numpy_x_copy"] = row["numpy_gbs"] / copy_gbs
@@ -127,7 +144,9 @@ def bench(shapes: list[tuple[int, ...]], workloads: list[tuple[str, str, str, st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="a small subset (under a minute)")
     parser.add_argument("--repeat", type=int, default=9, help="samples per measurement (median)")
     parser.add_argument("--json", help="also write the results to this JSON file")
@@ -136,14 +155,22 @@ def main(argv: list[str] | None = None) -> int:
     workloads = [w for w in WORKLOADS if not args.quick or w[0] in QUICK_WORKLOADS]
     from layoutkit._repack import simd_name
 
-    print(f"layoutkit {lk.__version__}, numpy {np.__version__}, Python {platform.python_version()}, "
-          f"{platform.machine()}, kernels: {simd_name()}, 1 thread, median of {args.repeat}")
-    print(f"{'workload':<15}{'shape':<15}{'dtype':<8}{'copy':>8}{'lk GB/s':>9}{'x copy':>8}"
-          f"{'np GB/s':>9}{'x copy':>8}{'lk/np':>9}")
+    print(
+        f"layoutkit {lk.__version__}, numpy {np.__version__}, Python {platform.python_version()}, "
+        f"{platform.machine()}, kernels: {simd_name()}, 1 thread, median of {args.repeat}"
+    )
+    print(
+        f"{'workload':<15}{'shape':<15}{'dtype':<8}{'copy':>8}{'lk GB/s':>9}{'x copy':>8}"
+        f"{'np GB/s':>9}{'x copy':>8}{'lk/np':>9}"
+    )
     rows = bench(shapes, workloads, args.repeat)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": platform.platform(), "python": sys.version, "results": rows}, f, indent=1)
+            json.dump(
+                {"machine": platform.platform(), "python": sys.version, "results": rows},
+                f,
+                indent=1,
+            )
     return 0
 
 

@@ -6,13 +6,13 @@
 (1, 1, 2, 4, 4)
 """
 
-from ._errors import LayoutError
 from ._engine import convert
+from ._errors import LayoutError
 from .layout import Layout
 
 __version__ = "0.1.0"
 
-from . import htp  # noqa: E402  (adapters import the core above)
-from . import ggml  # noqa: E402
+# The system adapters build on the core names above.
+from . import ggml, htp
 
-__all__ = ["Layout", "LayoutError", "__version__", "convert", "htp"]
+__all__ = ["Layout", "LayoutError", "__version__", "convert", "ggml", "htp"]

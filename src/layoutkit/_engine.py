@@ -36,7 +36,9 @@ __all__ = ["convert", "pack", "unpack"]
 class _Side:
     """One side of a repack: per dim, its digits (weight, extent|None, byte stride)."""
 
-    digits: tuple[tuple[int, int, int | None, int], ...]  # (dim, weight, extent, stride) memory order
+    digits: tuple[
+        tuple[int, int, int | None, int], ...
+    ]  # (dim, weight, extent, stride) memory order
     left_pad: tuple[int, ...]
     padded: tuple[int, ...]  # extent of p per dim (M)
 
@@ -94,7 +96,9 @@ def _build_plan(src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int) -
     # Refined levels in destination order.
     levels: list[list[int]] = []  # [extent, sstride, dstride, dim, weight]
     for d in range(rank):
-        cuts = sorted({w for w, _, _ in src.dim_digits(d)} | {w for w, _, _ in dst.dim_digits(d)} | {1})
+        cuts = sorted(
+            {w for w, _, _ in src.dim_digits(d)} | {w for w, _, _ in dst.dim_digits(d)} | {1}
+        )
         cuts = [c for c in cuts if c < max(e_rng[d][1], 1)] or [1]
         for a, b in zip(cuts, cuts[1:]):
             if b % a:
@@ -121,7 +125,8 @@ def _build_plan(src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int) -
 
     # Dims that never need a range check: no shift, no padding, nothing ragged.
     clean = [
-        v_rng[d] == (0, shape[d]) and e_rng[d] == (0, shape[d])
+        v_rng[d] == (0, shape[d])
+        and e_rng[d] == (0, shape[d])
         and math.prod(lv[0] for lv in levels if lv[3] == d) == shape[d]
         for d in range(rank)
     ]
@@ -137,8 +142,10 @@ def _build_plan(src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int) -
         if fused:
             prev = fused[-1]
             if (
-                prev[3] == -1 and lv[3] == -1
-                and prev[1] == lv[0] * lv[1] and prev[2] == lv[0] * lv[2]
+                prev[3] == -1
+                and lv[3] == -1
+                and prev[1] == lv[0] * lv[1]
+                and prev[2] == lv[0] * lv[2]
             ):
                 prev[0] *= lv[0]
                 prev[1], prev[2] = lv[1], lv[2]
@@ -211,7 +218,9 @@ def _as_array(x: Any, name: str) -> np.ndarray:
         except Exception as exc:  # e.g. ragged nested lists
             raise TypeError(f"{name}: cannot be viewed as an array ({exc})") from None
     if arr.dtype.hasobject:
-        raise TypeError(f"{name}: dtype {arr.dtype} holds Python objects; layoutkit moves raw elements only")
+        raise TypeError(
+            f"{name}: dtype {arr.dtype} holds Python objects; layoutkit moves raw elements only"
+        )
     return arr
 
 
@@ -219,7 +228,11 @@ def _pad_bytes(pad_value: Any, dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "V" and dtype.fields is None:
         if isinstance(pad_value, (bytes, bytearray)) and len(pad_value) == dtype.itemsize:
             return np.frombuffer(bytes(pad_value), dtype=np.uint8).copy()
-        if isinstance(pad_value, (int, np.integer)) and not isinstance(pad_value, bool) and pad_value == 0:
+        if (
+            isinstance(pad_value, (int, np.integer))
+            and not isinstance(pad_value, bool)
+            and pad_value == 0
+        ):
             return np.zeros(dtype.itemsize, dtype=np.uint8)
         raise LayoutError(
             f"pad_value={pad_value!r}: for raw dtype {dtype} pass 0 or {dtype.itemsize} bytes"
@@ -233,11 +246,15 @@ def _pad_bytes(pad_value: Any, dtype: np.dtype) -> np.ndarray:
     if dtype.kind in "iu" and np.array(pad_value).dtype.kind in "iu":
         info = np.iinfo(dtype)
         if not info.min <= int(pad_value) <= info.max:
-            raise LayoutError(f"pad_value={pad_value} does not fit {dtype} (range {info.min}..{info.max})")
+            raise LayoutError(
+                f"pad_value={pad_value} does not fit {dtype} (range {info.min}..{info.max})"
+            )
     return np.frombuffer(value.tobytes(), dtype=np.uint8).copy()
 
 
-def _check_out(out: Any, dtype: np.dtype, shape: tuple[int, ...], inputs: tuple[np.ndarray, ...]) -> np.ndarray:
+def _check_out(
+    out: Any, dtype: np.dtype, shape: tuple[int, ...], inputs: tuple[np.ndarray, ...]
+) -> np.ndarray:
     n = math.prod(shape)
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out: expected a numpy.ndarray, got {type(out).__name__}")
@@ -255,7 +272,9 @@ def _check_out(out: Any, dtype: np.dtype, shape: tuple[int, ...], inputs: tuple[
     return out if out.shape == shape else out.reshape(shape)
 
 
-def _run(plan: RepackPlan | None, fallback: Any, src: np.ndarray, dst: np.ndarray, pad: np.ndarray) -> None:
+def _run(
+    plan: RepackPlan | None, fallback: Any, src: np.ndarray, dst: np.ndarray, pad: np.ndarray
+) -> None:
     if dst.size == 0:
         return
     if plan is None:
@@ -277,6 +296,7 @@ def pack(layout: Layout, x: Any, pad_value: Any = 0, out: np.ndarray | None = No
             f"has rank {layout.rank}"
         )
     shape = tuple(arr.shape)
+    layout.check_dtype(arr.dtype, "x: dtype")
     phys = layout.physical_shape(shape)
     pad = _pad_bytes(pad_value, arr.dtype)
     if out is None:
@@ -296,6 +316,7 @@ def pack(layout: Layout, x: Any, pad_value: Any = 0, out: np.ndarray | None = No
 def unpack(layout: Layout, buf: Any, shape: Any, out: np.ndarray | None = None) -> np.ndarray:
     arr = _as_array(buf, "buf")
     sh = layout.check_shape(shape)
+    layout.check_dtype(arr.dtype, "buf: dtype")
     need = layout.size(sh)
     if arr.size != need:
         raise LayoutError(
@@ -375,6 +396,8 @@ def convert(
         )
     arr = _as_array(buf, "buf")
     sh = src_l.check_shape(shape)
+    src_l.check_dtype(arr.dtype, "buf: dtype")
+    dst_l.check_dtype(arr.dtype, "buf: dtype")
     need = src_l.size(sh)
     if arr.size != need:
         raise LayoutError(
@@ -403,14 +426,16 @@ def convert(
 # ---------------------------------------------------------------------------
 
 
-def _logical_coords(layout: Layout | None, shape: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray]:
+def _logical_coords(
+    layout: Layout | None, shape: tuple[int, ...]
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Per dim, the logical coordinate of every destination slot (broadcast arrays), and a validity mask."""
     if layout is None:
-        coords = [
+        axes = [
             np.arange(n, dtype=np.int64).reshape([-1 if k == d else 1 for k in range(len(shape))])
             for d, n in enumerate(shape)
         ]
-        return coords, np.ones([1] * len(shape), dtype=bool)
+        return axes, np.ones([1] * len(shape), dtype=bool)
     phys = layout.physical_shape(shape)
     rank = len(phys)
     coords: list[Any] = [np.zeros([1] * rank, dtype=np.int64) for _ in range(layout.rank)]

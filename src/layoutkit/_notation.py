@@ -79,12 +79,17 @@ def parse_tag(text: str) -> ParsedLayout:
         if ch.isascii() and ch.isupper():
             if first_block_pos is not None:
                 raise parse_error(
-                    s, pos,
+                    s,
+                    pos,
                     f"upper-case dim {ch!r} after the block at position {first_block_pos}; "
                     "list every upper-case dim before the blocks, e.g. 'NCHW4c'",
                 )
             if ch in letters:
-                raise parse_error(s, pos, f"dim {ch!r} appears twice in upper case; each dim must appear exactly once")
+                raise parse_error(
+                    s,
+                    pos,
+                    f"dim {ch!r} appears twice in upper case; each dim must appear exactly once",
+                )
             letters.append(ch)
             pos += 1
         elif ch.isdigit():
@@ -93,29 +98,40 @@ def parse_tag(text: str) -> ParsedLayout:
                 pos += 1
             if pos >= len(s) or not (s[pos].isascii() and s[pos].islower()):
                 raise parse_error(
-                    s, pos if pos < len(s) else start,
+                    s,
+                    pos if pos < len(s) else start,
                     f"block size {s[start:pos]} must be followed by a lower-case dim letter, e.g. '4c'",
                 )
             size = int(s[start:pos])
             if size <= 0:
-                raise parse_error(s, start, f"block size {size} for dim {s[pos].upper()!r} must be >= 1", pos - start)
+                raise parse_error(
+                    s,
+                    start,
+                    f"block size {size} for dim {s[pos].upper()!r} must be >= 1",
+                    pos - start,
+                )
             if first_block_pos is None:
                 first_block_pos = start
             raw_blocks.append((s[pos], size, start))
             pos += 1
         elif ch.isascii() and ch.islower():
             raise parse_error(
-                s, pos, f"lower-case {ch!r} without a block size; write e.g. '4{ch}' for a block of 4"
+                s,
+                pos,
+                f"lower-case {ch!r} without a block size; write e.g. '4{ch}' for a block of 4",
             )
         else:
-            raise parse_error(s, pos, f"unexpected character {ch!r} in tag; expected A-Z or <int><a-z>")
+            raise parse_error(
+                s, pos, f"unexpected character {ch!r} in tag; expected A-Z or <int><a-z>"
+            )
     if not letters:
         raise parse_error(s, 0, "tag names no dim in upper case")
     blocks = []
     for lower, size, where in raw_blocks:
         if lower.upper() not in letters:
             raise parse_error(
-                s, where,
+                s,
+                where,
                 f"block '{size}{lower}' splits dim {lower.upper()!r}, which has no upper-case {lower.upper()!r} in the tag",
                 len(str(size)) + 1,
             )
@@ -177,9 +193,13 @@ def parse_template(text: str, *, strict: bool = False) -> ParsedLayout:
     def expect(value: str) -> int:
         nonlocal i
         if i >= len(tokens):
-            raise parse_error(text, len(text.rstrip()) or 0, f"expected {value!r} but the text ended")
+            raise parse_error(
+                text, len(text.rstrip()) or 0, f"expected {value!r} but the text ended"
+            )
         if tokens[i][1] != value:
-            raise parse_error(text, tokens[i][2], f"expected {value!r}, found {tokens[i][1]!r}", len(tokens[i][1]))
+            raise parse_error(
+                text, tokens[i][2], f"expected {value!r}, found {tokens[i][1]!r}", len(tokens[i][1])
+            )
         i += 1
         return tokens[i - 1][2]
 
@@ -187,10 +207,14 @@ def parse_template(text: str, *, strict: bool = False) -> ParsedLayout:
     numbers: list[tuple[int, int]] = []  # (value, position)
     while True:
         if i >= len(tokens):
-            raise parse_error(text, max(len(text) - 1, 0), "expected '>' to close the parameter list")
+            raise parse_error(
+                text, max(len(text) - 1, 0), "expected '>' to close the parameter list"
+            )
         kind, value, pos = tokens[i]
         if kind != "int":
-            raise parse_error(text, pos, f"expected an integer parameter, found {value!r}", len(value))
+            raise parse_error(
+                text, pos, f"expected an integer parameter, found {value!r}", len(value)
+            )
         numbers.append((int(value), pos))
         i += 1
         if i < len(tokens) and tokens[i][1] == ",":
@@ -205,7 +229,9 @@ def parse_template(text: str, *, strict: bool = False) -> ParsedLayout:
     if i < len(tokens) and tokens[i][1] == ";":
         i += 1
     if i < len(tokens):
-        raise parse_error(text, tokens[i][2], f"unexpected {tokens[i][1]!r} after the layout", len(tokens[i][1]))
+        raise parse_error(
+            text, tokens[i][2], f"unexpected {tokens[i][1]!r} after the layout", len(tokens[i][1])
+        )
 
     rank, rank_pos = numbers[0]
     if rank < 1:
@@ -216,17 +242,23 @@ def parse_template(text: str, *, strict: bool = False) -> ParsedLayout:
     indirect = None
     if kind_name == "FlatMemoryLayout":
         if params:
-            raise parse_error(text, params[0][1], "FlatMemoryLayout takes only the rank, e.g. FlatMemoryLayout<4>")
+            raise parse_error(
+                text, params[0][1], "FlatMemoryLayout takes only the rank, e.g. FlatMemoryLayout<4>"
+            )
         return ParsedLayout("", rank, tuple(range(rank)), (), None, name)
     if kind_name == "IChunkedMemoryLayout":
         if not params:
-            raise parse_error(text, rank_pos, "IChunkedMemoryLayout<R, IndirRanks, d,s, ...> needs IndirRanks")
+            raise parse_error(
+                text, rank_pos, "IChunkedMemoryLayout<R, IndirRanks, d,s, ...> needs IndirRanks"
+            )
         indirect, ind_pos = params[0]
         if not 0 <= indirect <= rank:
             raise parse_error(text, ind_pos, f"IndirRanks {indirect} must lie in [0, {rank}]")
         params = params[1:]
     if len(params) % 2:
-        raise parse_error(text, params[-1][1], "parameters after the rank must come in (dimension, size) pairs")
+        raise parse_error(
+            text, params[-1][1], "parameters after the rank must come in (dimension, size) pairs"
+        )
 
     outer: list[int] = []
     blocks: list[tuple[int, int]] = []
@@ -234,22 +266,31 @@ def parse_template(text: str, *, strict: bool = False) -> ParsedLayout:
     for k in range(0, len(params), 2):
         (d, dpos), (size, spos) = params[k], params[k + 1]
         if not 0 <= d < rank:
-            raise parse_error(text, dpos, f"dimension {d} is out of range for rank {rank}; expected 0..{rank - 1}")
+            raise parse_error(
+                text, dpos, f"dimension {d} is out of range for rank {rank}; expected 0..{rank - 1}"
+            )
         if size < 0:
             raise parse_error(text, spos, f"size {size} for dimension {d} must be >= 0")
         if size == 0:
             if seen_chunk_at is not None and strict:
                 raise parse_error(
-                    text, dpos,
+                    text,
+                    dpos,
                     f"outer pair ({d},0) after the chunk pair at position {seen_chunk_at}; "
                     "the SDK requires every size-0 pair before the chunk pairs",
                 )
             if d in outer:
-                raise parse_error(text, dpos, f"dimension {d} appears twice with size 0; the outer order lists each dim once")
+                raise parse_error(
+                    text,
+                    dpos,
+                    f"dimension {d} appears twice with size 0; the outer order lists each dim once",
+                )
             outer.append(d)
         else:
             if strict and size & (size - 1):
-                raise parse_error(text, spos, f"chunk size {size} is not a power of two (the SDK requires one)")
+                raise parse_error(
+                    text, spos, f"chunk size {size} is not a power of two (the SDK requires one)"
+                )
             if seen_chunk_at is None:
                 seen_chunk_at = dpos
             blocks.append((d, size))
@@ -257,7 +298,8 @@ def parse_template(text: str, *, strict: bool = False) -> ParsedLayout:
         missing = sorted(set(range(rank)) - set(outer))
         pos = params[0][1] if params else rank_pos
         raise parse_error(
-            text, pos,
+            text,
+            pos,
             f"the size-0 (outer) pairs must list every dimension 0..{rank - 1} exactly once; "
             f"missing {missing}",
         )

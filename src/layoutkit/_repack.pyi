@@ -1,10 +1,14 @@
 # Stub for the Cython module _repack.pyx (cdef class RepackPlan).
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 MAX_PLAN_LEVELS: int
 MAX_PLAN_DIMS: int
 
+def simd_name() -> str: ...
+
+@disjoint_base
 class RepackPlan:
     ext: npt.NDArray[np.int64]
     ss: npt.NDArray[np.int64]

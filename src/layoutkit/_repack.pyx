@@ -400,7 +400,8 @@ cdef void walk(const Plan* P, int lev, const char* src, char* dst, const int64_t
         elif padmode or b <= v_lo or a >= v_hi:
             if a >= e_lo and b <= e_hi:
                 t2 = t + 1                           # a run of digits that are all padding
-                while t2 < n and (t2 + 1) * w <= e_hi and (padmode or (t2 * w >= v_hi or (t2 + 1) * w <= v_lo)):
+                while t2 < n and (t2 + 1) * w <= e_hi and (
+                        padmode or t2 * w >= v_hi or (t2 + 1) * w <= v_lo):
                     t2 += 1
                 if necon - (1 if d_econ else 0) == 0:
                     fill_levels(P, lev, dst + t * P.ds[lev], t2 - t)

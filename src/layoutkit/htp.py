@@ -65,46 +65,95 @@ class Preset:
     template: str
     dims: str = "NHWC"
     element_sizes: tuple[int, ...] = ()  # SDK dtype pairings by element size; () = any
-    indirect_ranks: int | None = None    # IChunkedMemoryLayout: dims that index the block table
+    indirect_ranks: int | None = None  # IChunkedMemoryLayout: dims that index the block table
     note: str = ""
 
 
-def _p(name: str, params: str, sizes: tuple[int, ...] = (), dims: str = "NHWC", note: str = "",
-       indirect: int | None = None, rank: int = 4) -> Preset:
+def _p(
+    name: str,
+    params: str,
+    sizes: tuple[int, ...] = (),
+    dims: str = "NHWC",
+    note: str = "",
+    indirect: int | None = None,
+    rank: int = 4,
+) -> Preset:
     return Preset(name, f"ChunkedMemoryLayout<{rank}, {params}>", dims, sizes, indirect, note)
 
 
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in [
-        Preset("R4FlatMemoryLayout", "FlatMemoryLayout<4>", "NHWC", (1, 2, 4, 8), None,
-               "plain row-major NHWC"),
-        _p("R4NCHWMemoryLayout", "0,0, 3,0, 2,0, 1,0",
-           note="SDK parameters taken literally: memory order N, C, W, H (H fastest)"),
-        _p("NCHWStorage", "0,0, 3,0, 1,0, 2,0",
-           note="true N, C, H, W storage of an NHWC tensor (the seed's prose example)"),
-        _p("R4Depth32MemoryLayout", "0,0, 1,0, 3,0, 2,0, 2,4, 3,32",
-           note="Hexagon NN d32: [n][h][d/32][w/4][w%4][d%32]; marked unused in current SDKs"),
-        _p("R4CroutonLayout", "0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32", (1,),
-           note="8x8x32 chunks: 2048 B for 8-bit data"),
+        Preset(
+            "R4FlatMemoryLayout",
+            "FlatMemoryLayout<4>",
+            "NHWC",
+            (1, 2, 4, 8),
+            None,
+            "plain row-major NHWC",
+        ),
+        _p(
+            "R4NCHWMemoryLayout",
+            "0,0, 3,0, 2,0, 1,0",
+            note="SDK parameters taken literally: memory order N, C, W, H (H fastest)",
+        ),
+        _p(
+            "NCHWStorage",
+            "0,0, 3,0, 1,0, 2,0",
+            note="true N, C, H, W storage of an NHWC tensor (the seed's prose example)",
+        ),
+        _p(
+            "R4Depth32MemoryLayout",
+            "0,0, 1,0, 3,0, 2,0, 2,4, 3,32",
+            note="Hexagon NN d32: [n][h][d/32][w/4][w%4][d%32]; marked unused in current SDKs",
+        ),
+        _p(
+            "R4CroutonLayout",
+            "0,0, 1,0, 2,0, 3,0, 1,8, 2,8, 3,32",
+            (1,),
+            note="8x8x32 chunks: 2048 B for 8-bit data",
+        ),
         _p("R4Crouton4x1Layout", "0,0, 1,0, 2,0, 3,0, 1,8, 2,2, 3,32, 2,4", (1,)),
         _p("R4Crouton2x2Layout", "0,0, 1,0, 2,0, 3,0, 1,4, 2,4, 3,32, 1,2, 2,2", (1,)),
-        _p("R4Crouton2Layout", "0,0, 1,0, 2,0, 3,0, 1,8, 2,2, 3,32, 2,2", (2,),
-           note="8x4x32 chunks: 2048 B for 16-bit data"),
-        _p("R4Crouton4Layout", "0,0, 1,0, 2,0, 3,0, 1,8, 2,2, 3,32", (4,),
-           note="8x2x32 chunks: 2048 B for 32-bit data"),
+        _p(
+            "R4Crouton2Layout",
+            "0,0, 1,0, 2,0, 3,0, 1,8, 2,2, 3,32, 2,2",
+            (2,),
+            note="8x4x32 chunks: 2048 B for 16-bit data",
+        ),
+        _p(
+            "R4Crouton4Layout",
+            "0,0, 1,0, 2,0, 3,0, 1,8, 2,2, 3,32",
+            (4,),
+            note="8x2x32 chunks: 2048 B for 32-bit data",
+        ),
         _p("R4WideCroutonLayout", "0,0, 1,0, 2,0, 3,0, 1,2, 2,32, 3,32", (1,)),
         _p("R4WideCrouton2x2Layout", "0,0, 1,0, 2,0, 3,0, 2,16, 3,32, 1,2, 2,2", (1,)),
         _p("R4WideCrouton4Layout", "0,0, 1,0, 2,0, 3,0, 1,2, 2,8, 3,32", (4,)),
-        _p("R4DeepAR4_16bLayout", "0,0, 1,0, 2,0, 3,0, 2,2, 3,32, 2,2", (2,), indirect=3,
-           note="IChunkedMemoryLayout<4,3,...>: one block holds every depth chunk of a 1x4 strip"),
-        _p("R4DeepAR8_16bLayout", "0,0, 1,0, 2,0, 3,0, 2,4, 3,32, 2,2", (2,), indirect=3,
-           note="IChunkedMemoryLayout<4,3,...>: one block holds every depth chunk of a 1x8 strip"),
-        _p("ConvWeightLayout", "3,0, 2,0, 0,0, 1,0, 2,8, 3,32, 2,4", dims="HWIO",
-           note="the seed's convolution weight layout over (filter H, filter W, Cin, Cout)"),
+        _p(
+            "R4DeepAR4_16bLayout",
+            "0,0, 1,0, 2,0, 3,0, 2,2, 3,32, 2,2",
+            (2,),
+            indirect=3,
+            note="IChunkedMemoryLayout<4,3,...>: one block holds every depth chunk of a 1x4 strip",
+        ),
+        _p(
+            "R4DeepAR8_16bLayout",
+            "0,0, 1,0, 2,0, 3,0, 2,4, 3,32, 2,2",
+            (2,),
+            indirect=3,
+            note="IChunkedMemoryLayout<4,3,...>: one block holds every depth chunk of a 1x8 strip",
+        ),
+        _p(
+            "ConvWeightLayout",
+            "3,0, 2,0, 0,0, 1,0, 2,8, 3,32, 2,4",
+            dims="HWIO",
+            note="the seed's convolution weight layout over (filter H, filter W, Cin, Cout)",
+        ),
         _p("R4Weights8x4Layout", "0,0, 1,0, 3,0, 2,0, 0,8, 1,4, 2,16, 3,32, 2,2", dims="HWIO"),
-        _p("R5CroutonLayout", "0,0, 1,0, 2,0, 3,0, 4,0, 2,8, 3,8, 4,32", (1,), dims="NDHWC",
-           rank=5),
+        _p(
+            "R5CroutonLayout", "0,0, 1,0, 2,0, 3,0, 4,0, 2,8, 3,8, 4,32", (1,), dims="NDHWC", rank=5
+        ),
     ]
 }
 
@@ -141,7 +190,9 @@ def preset(name: str) -> Preset:
     key = ALIASES.get(name, name)
     if key not in PRESETS:
         close = difflib.get_close_matches(name, [*PRESETS, *ALIASES], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; known presets: {', '.join(PRESETS)}"
+        hint = (
+            f"; did you mean {close[0]!r}?" if close else f"; known presets: {', '.join(PRESETS)}"
+        )
         raise LayoutError(f"spec={name!r} is not an HTP preset{hint}")
     return PRESETS[key]
 
@@ -165,12 +216,13 @@ def layout(
         Logical dims; ``"NHWC"`` for rank 4 (``"HWIO"`` for the weight presets).
     strict : bool
         Apply the SDK's rules: power-of-two chunk sizes, every size-0 pair
-        before the chunk pairs, and (with ``dtype``) the SDK's element-size pairing.
+        before the chunk pairs, and for presets the SDK's element-size pairing
+        (the returned layout then refuses other dtypes in pack/unpack/convert).
     left_pad : sequence of int, optional
         HTP ``Padding`` before the first element of each dim (croutons).
     dtype : numpy dtype, optional
-        With ``strict=True``, checked against the element sizes the SDK pairs
-        with the preset (e.g. 2 bytes for ``R4Crouton2Layout``).
+        With ``strict=True``, checked at once against the element sizes the SDK
+        pairs with the preset (e.g. 2 bytes for ``R4Crouton2Layout``).
 
     Returns
     -------
@@ -196,7 +248,9 @@ def layout(
         except LayoutError as exc:
             close = difflib.get_close_matches(name, [*PRESETS, *ALIASES], n=1)
             if close:
-                raise LayoutError(f"spec={spec!r} is not an HTP preset; did you mean {close[0]!r}?") from None
+                raise LayoutError(
+                    f"spec={spec!r} is not an HTP preset; did you mean {close[0]!r}?"
+                ) from None
             raise LayoutError(
                 f"spec={spec!r} is neither an HTP preset ({', '.join(PRESETS)}), "
                 f"a ChunkedMemoryLayout<...> string nor a valid tag: {exc}"
@@ -204,26 +258,36 @@ def layout(
         if strict:
             for _, s in result.blocks:
                 if s & (s - 1):
-                    raise LayoutError(f"spec={spec!r}: block size {s} is not a power of two (strict=True)")
+                    raise LayoutError(
+                        f"spec={spec!r}: block size {s} is not a power of two (strict=True)"
+                    )
         return result
-    layout_obj = Layout(
+    pairing = (
+        chosen.element_sizes if (strict and chosen is not None and chosen.element_sizes) else None
+    )
+    if (
+        chosen is not None
+        and pairing is not None
+        and dtype is not None
+        and np.dtype(dtype).itemsize not in pairing
+    ):
+        raise LayoutError(
+            f"dtype {np.dtype(dtype)} ({np.dtype(dtype).itemsize} B) is not paired with {chosen.name} "
+            f"by the SDK; it expects elements of {' or '.join(map(str, pairing))} B (strict=True)"
+        )
+    return Layout(
         _tag_from_parsed(parsed, dims or default_dims),
         dims=dims or default_dims,
         left_pad=left_pad,
+        element_sizes=pairing,
     )
-    if strict and dtype is not None and chosen is not None and chosen.element_sizes:
-        size = np.dtype(dtype).itemsize
-        if size not in chosen.element_sizes:
-            raise LayoutError(
-                f"dtype {np.dtype(dtype)} ({size} B) is not paired with {chosen.name} by the SDK; "
-                f"it expects elements of {' or '.join(map(str, chosen.element_sizes))} B (strict=True)"
-            )
-    return layout_obj
 
 
 def _tag_from_parsed(parsed: _notation.ParsedLayout, dims: str) -> str:
     if len(dims) != parsed.rank:
-        raise LayoutError(f"dims={dims!r} names {len(dims)} dims but the layout has rank {parsed.rank}")
+        raise LayoutError(
+            f"dims={dims!r} names {len(dims)} dims but the layout has rank {parsed.rank}"
+        )
     tag = "".join(dims[d] for d in parsed.outer)
     return tag + "".join(f"{s}{dims[d].lower()}" for d, s in parsed.blocks)
 
@@ -265,7 +329,7 @@ def _block_elements(layout: Layout, shape: tuple[int, ...], indirect_ranks: int 
     if indirect_ranks is None or indirect_ranks >= layout.rank:
         return layout.chunk_elements
     folded = [d for d in layout.outer if d >= indirect_ranks]
-    if tuple(layout.outer[len(layout.outer) - len(folded):]) != tuple(folded):
+    if tuple(layout.outer[len(layout.outer) - len(folded) :]) != tuple(folded):
         raise LayoutError(
             f"indirect_ranks={indirect_ranks}: the folded dims {folded} must be the last outer dims of {layout}"
         )
@@ -300,7 +364,10 @@ def pack_blocks(
     nbytes = per_block * itemsize
     buf = _aligned_empty(total * itemsize, _alignment(nbytes)).view(arr.dtype)
     layout.pack(arr, pad_value=pad_value, out=buf)
-    return [buf[k * per_block : (k + 1) * per_block] for k in range(total // per_block if per_block else 0)]
+    return [
+        buf[k * per_block : (k + 1) * per_block]
+        for k in range(total // per_block if per_block else 0)
+    ]
 
 
 def unpack_blocks(
@@ -320,7 +387,9 @@ def unpack_blocks(
     total = layout.size(sh)
     expected = total // per_block if per_block else 0
     if len(blocks) != expected:
-        raise LayoutError(f"blocks: got {len(blocks)} blocks, layout {layout} of shape {sh} has {expected}")
+        raise LayoutError(
+            f"blocks: got {len(blocks)} blocks, layout {layout} of shape {sh} has {expected}"
+        )
     arrays = [np.asarray(b) for b in blocks]
     dtype = arrays[0].dtype if arrays else np.dtype(np.uint8)
     for k, b in enumerate(arrays):
@@ -331,6 +400,8 @@ def unpack_blocks(
         if check_alignment:
             align = _alignment(per_block * dtype.itemsize)
             if b.ctypes.data % align:
-                raise LayoutError(f"blocks[{k}]: starts at {b.ctypes.data:#x}, not aligned to {align} bytes")
+                raise LayoutError(
+                    f"blocks[{k}]: starts at {b.ctypes.data:#x}, not aligned to {align} bytes"
+                )
     flat = np.concatenate([b.reshape(-1) for b in arrays]) if arrays else np.empty(0, dtype)
     return layout.unpack(flat, sh)

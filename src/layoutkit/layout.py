@@ -17,7 +17,7 @@ import math
 import operator
 from collections.abc import Iterable, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,39 +27,31 @@ from ._errors import LayoutError
 __all__ = ["Digit", "Layout", "as_layout"]
 
 
-class Digit(tuple):  # type: ignore[type-arg]
-    """One physical axis: ``(dim, weight, extent_or_None, is_outer)``.
+class Digit(NamedTuple):
+    """One physical axis of a layout, in memory order.
 
-    ``weight`` is the value of one step of this digit in the padded coordinate
-    of ``dim``; ``extent`` is None for an outer part (it depends on the shape).
+    ``weight`` is the value of one step of this axis in the padded coordinate
+    of logical dim ``dim``; ``extent`` is None for an outer part (its extent
+    depends on the shape) and the block size otherwise.
     """
 
-    __slots__ = ()
-
-    def __new__(cls, dim: int, weight: int, extent: int | None) -> Digit:
-        return super().__new__(cls, (dim, weight, extent))
-
-    @property
-    def dim(self) -> int:
-        return int(self[0])
-
-    @property
-    def weight(self) -> int:
-        return int(self[1])
-
-    @property
-    def extent(self) -> int | None:
-        return self[2]  # type: ignore[no-any-return]
+    dim: int
+    weight: int
+    extent: int | None
 
 
 def _check_dims(dims: Any, letters: str | None, rank: int, spec: str) -> str:
     if not isinstance(dims, str):
         raise TypeError(f"dims: expected a str such as 'NCHW', got {type(dims).__name__}")
     if len(dims) != rank:
-        raise LayoutError(f"dims={dims!r} names {len(dims)} dims but layout {spec!r} has rank {rank}")
+        raise LayoutError(
+            f"dims={dims!r} names {len(dims)} dims but layout {spec!r} has rank {rank}"
+        )
     for k, ch in enumerate(dims):
         if not (ch.isascii() and ch.isupper()):
-            raise LayoutError(f"dims={dims!r}: {ch!r} at position {k} is not an upper-case letter A-Z")
+            raise LayoutError(
+                f"dims={dims!r}: {ch!r} at position {k} is not an upper-case letter A-Z"
+            )
         if dims.index(ch) != k:
             raise LayoutError(f"dims={dims!r}: {ch!r} appears twice")
     if letters is not None and sorted(dims) != sorted(letters):
@@ -85,6 +77,10 @@ class Layout:
     left_pad : sequence of int, optional
         Padding before the first element of each dim (HTP's crouton
         ``Padding``); shifts every coordinate and enlarges the padded shape.
+    element_sizes : sequence of int, optional
+        If given, pack/unpack/convert accept only dtypes of these sizes in
+        bytes (a vendor's pairing rule, e.g. 1 for HTP's 8-bit croutons).
+        Not part of equality: it constrains use, not geometry.
 
     Examples
     --------
@@ -98,18 +94,23 @@ class Layout:
     (1, 4, 2, 2)
     """
 
-    __slots__ = ("__dict__", "_blocks", "_dims", "_left_pad", "_outer", "_rank")
+    __slots__ = ("__dict__", "_blocks", "_dims", "_element_sizes", "_left_pad", "_outer", "_rank")
+    _dims: str
+    _rank: int
+    _outer: tuple[int, ...]
+    _blocks: tuple[tuple[int, int], ...]
+    _left_pad: tuple[int, ...]
+    _element_sizes: tuple[int, ...] | None
 
     def __init__(
         self,
         spec: str | Layout,
         dims: str | None = None,
         left_pad: Sequence[int] | None = None,
+        element_sizes: Sequence[int] | None = None,
     ) -> None:
         if isinstance(spec, Layout):
-            parsed = _notation.ParsedLayout(
-                spec._dims, spec._rank, spec._outer, spec._blocks
-            )
+            parsed = _notation.ParsedLayout(spec._dims, spec._rank, spec._outer, spec._blocks)
             letters: str | None = spec._dims
             if left_pad is None:
                 left_pad = spec._left_pad
@@ -142,16 +143,23 @@ class Layout:
         else:
             lp = _int_tuple(left_pad, "left_pad")
             if len(lp) != rank:
-                raise LayoutError(f"left_pad={lp} has {len(lp)} entries but the layout has rank {rank}")
+                raise LayoutError(
+                    f"left_pad={lp} has {len(lp)} entries but the layout has rank {rank}"
+                )
             for d, v in enumerate(lp):
                 if v < 0:
-                    raise LayoutError(f"left_pad={lp}: entry {d} (dim {dims[d]!r}) is {v}; expected >= 0")
+                    raise LayoutError(
+                        f"left_pad={lp}: entry {d} (dim {dims[d]!r}) is {v}; expected >= 0"
+                    )
 
         self._dims = dims
         self._rank = rank
         self._outer = outer
         self._blocks = blocks
         self._left_pad = lp
+        self._element_sizes = (
+            None if element_sizes is None else _int_tuple(element_sizes, "element_sizes")
+        )
 
     # -- identity ----------------------------------------------------------
 
@@ -179,6 +187,22 @@ class Layout:
     def left_pad(self) -> tuple[int, ...]:
         """Padding before the first element of each logical dim."""
         return self._left_pad
+
+    @property
+    def element_sizes(self) -> tuple[int, ...] | None:
+        """Element sizes (bytes) this layout accepts, or None for any."""
+        return self._element_sizes
+
+    def check_dtype(self, dtype: Any, name: str = "dtype") -> None:
+        """Raise LayoutError if ``dtype``'s size is not one of :attr:`element_sizes`."""
+        if self._element_sizes is None:
+            return
+        dt = np.dtype(dtype)
+        if dt.itemsize not in self._element_sizes:
+            sizes = " or ".join(f"{s} B" for s in self._element_sizes)
+            raise LayoutError(
+                f"{name} {dt} has {dt.itemsize}-byte elements but layout {self} accepts {sizes} elements"
+            )
 
     @cached_property
     def block_product(self) -> tuple[int, ...]:
@@ -257,13 +281,17 @@ class Layout:
             )
         for d, v in enumerate(sh):
             if v < 0:
-                raise LayoutError(f"{name}={sh}: extent of dim {self._dims[d]!r} is {v}; expected >= 0")
+                raise LayoutError(
+                    f"{name}={sh}: extent of dim {self._dims[d]!r} is {v}; expected >= 0"
+                )
         return sh
 
     def padded_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
         """The logical shape after padding (left pad plus round-up to the blocks)."""
         sh = self.check_shape(shape)
-        return tuple(_roundup(v + lp, cs) for v, lp, cs in zip(sh, self._left_pad, self.block_product))
+        return tuple(
+            _roundup(v + lp, cs) for v, lp, cs in zip(sh, self._left_pad, self.block_product)
+        )
 
     def physical_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
         """The packed buffer's shape in memory order: outer parts in tag order, then blocks."""
@@ -357,9 +385,13 @@ class Layout:
             raise TypeError(f"offset: expected an int, got {type(offset).__name__}")
         off = int(offset)
         if not 0 <= off < total:
-            raise LayoutError(f"offset={off} is out of range: layout {self} of shape {sh} holds {total} elements")
+            raise LayoutError(
+                f"offset={off} is out of range: layout {self} of shape {sh} holds {total} elements"
+            )
         p = [0] * self._rank
-        for (d, w, _), st, n in zip(self.digits, self._physical_strides(sh), self.physical_shape(sh)):
+        for (d, w, _), st, n in zip(
+            self.digits, self._physical_strides(sh), self.physical_shape(sh)
+        ):
             p[d] += ((off // st) % n) * w
         idx = tuple(v - lp for v, lp in zip(p, self._left_pad))
         if any(not 0 <= i < s for i, s in zip(idx, sh)):
@@ -369,7 +401,9 @@ class Layout:
     def _check_index(self, shape: tuple[int, ...], index: Any) -> tuple[int, ...]:
         idx = _int_tuple(index, "index")
         if len(idx) != self._rank:
-            raise LayoutError(f"index={idx} has {len(idx)} entries but layout {self} has rank {self._rank}")
+            raise LayoutError(
+                f"index={idx} has {len(idx)} entries but layout {self} has rank {self._rank}"
+            )
         for d, (i, s) in enumerate(zip(idx, shape)):
             if not 0 <= i < s:
                 raise LayoutError(
@@ -416,7 +450,9 @@ def as_layout(value: Any, name: str, dims: str | None = None) -> Layout:
     """Accept a Layout or a layout string (for arguments such as ``src``/``dst``)."""
     if isinstance(value, Layout):
         if dims is not None and value.dims != dims:
-            raise LayoutError(f"{name}: layout {value!r} has dims {value.dims!r}, expected {dims!r}")
+            raise LayoutError(
+                f"{name}: layout {value!r} has dims {value.dims!r}, expected {dims!r}"
+            )
         return value
     if isinstance(value, str):
         return Layout(value, dims=dims)

@@ -42,7 +42,9 @@ def parse_shape(text: str) -> tuple[int, ...]:
     try:
         shape = tuple(int(p) for p in parts)
     except ValueError:
-        raise LayoutError(f"--shape {text!r}: expected integers separated by 'x', e.g. 1x3x224x224") from None
+        raise LayoutError(
+            f"--shape {text!r}: expected integers separated by 'x', e.g. 1x3x224x224"
+        ) from None
     if any(s < 0 for s in shape):
         raise LayoutError(f"--shape {text!r}: extents must be >= 0")
     return shape

@@ -27,7 +27,9 @@ def resolve_layout(spec: str, dims: str | None = None) -> Layout:
 
         close = difflib.get_close_matches(spec, [*htp.PRESETS, *htp.ALIASES], n=1)
         if close:
-            raise LayoutError(f"{spec!r} is not a layout tag or preset; did you mean {close[0]!r}?") from None
+            raise LayoutError(
+                f"{spec!r} is not a layout tag or preset; did you mean {close[0]!r}?"
+            ) from None
         raise
 
 
@@ -53,14 +55,12 @@ def _memory_runs(layout: Layout, shape: tuple[int, ...]) -> list[tuple[int, int,
     # A data run keeps one stepping dim throughout.
     same_dim = np.ones(n - 1, dtype=bool)
     same_dim[1:] = step_dim[1:] == step_dim[:-1]
-    starts = [0]
-    for i in np.flatnonzero(~joins):
-        starts.append(int(i) + 1)
+    starts = [0] + [int(i) + 1 for i in np.flatnonzero(~joins)]
     runs = []
     bounds = [*starts, n]
     for a, b in zip(bounds, bounds[1:]):
         # split data runs whose stepping dim changes
-        seg_start = a
+        seg_start: int = a
         for i in range(a + 1, b - 1):
             if v[i] and not same_dim[i]:
                 runs.append(_run(c, v, seg_start, i))
@@ -84,7 +84,6 @@ def _explain(args: argparse.Namespace) -> int:
     phys = layout.physical_shape(shape)
     size = layout.size(shape)
     data = math.prod(shape)
-    cs = layout.block_product
     print(f"layout     {layout}   (logical dims {dims})")
     print(f"chunked    {layout.to_chunked()}")
     if any(layout.left_pad):
@@ -97,8 +96,10 @@ def _explain(args: argparse.Namespace) -> int:
     if layout.blocks:
         chunk = " x ".join(f"{s}{dims[d].lower()}" for d, s in layout.blocks)
         nbytes = f", {layout.chunk_elements * dtype.itemsize} B each as {dtype}" if dtype else ""
-        print(f"chunk      {chunk} = {layout.chunk_elements} elements; "
-              f"{layout.num_chunks(shape)} chunk{'' if layout.num_chunks(shape) == 1 else 's'}{nbytes}")
+        print(
+            f"chunk      {chunk} = {layout.chunk_elements} elements; "
+            f"{layout.num_chunks(shape)} chunk{'' if layout.num_chunks(shape) == 1 else 's'}{nbytes}"
+        )
     share = f"{100.0 * data / size:.1f}%" if size else "-"
     print(f"elements   {size} in the buffer: {data} data ({share}), {size - data} padding")
     if dtype is not None:
@@ -167,7 +168,13 @@ def _demo(args: argparse.Namespace) -> int:
     # A synthetic but realistic image batch: smooth gradients per channel plus noise.
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     rng = np.random.default_rng(0)
-    base = np.stack([(xx * 255 / max(w - 1, 1)), (yy * 255 / max(h - 1, 1)), ((xx + yy) * 127 / max(h + w - 2, 1))])
+    base = np.stack(
+        [
+            (xx * 255 / max(w - 1, 1)),
+            (yy * 255 / max(h - 1, 1)),
+            ((xx + yy) * 127 / max(h + w - 2, 1)),
+        ]
+    )
     image = np.stack([np.stack([base[k % 3] for k in range(c)])] * n)
     image = np.clip(image + rng.normal(0, 8, image.shape), 0, 255).astype(args.dtype)
     nchw = Layout("NCHW")
@@ -179,11 +186,17 @@ def _demo(args: argparse.Namespace) -> int:
         ("HCWN4c", Layout("HCWN4c", dims="NCHW"), "AMD Vitis AI HCWNC4"),
         ("HCWN8c", Layout("HCWN8c", dims="NCHW"), "AMD Vitis AI HCWNC8"),
         ("NHWC8h8w32c", Layout("NHWC8h8w32c", dims="NCHW"), "Qualcomm HTP R4CroutonLayout"),
-        ("NHWC4h4w32c2h2w", Layout("NHWC4h4w32c2h2w", dims="NCHW"), "Qualcomm HTP R4Crouton2x2Layout"),
+        (
+            "NHWC4h4w32c2h2w",
+            Layout("NHWC4h4w32c2h2w", dims="NCHW"),
+            "Qualcomm HTP R4Crouton2x2Layout",
+        ),
         ("NHCW4w32c", Layout("NHCW4w32c", dims="NCHW"), "Qualcomm HTP d32 (R4Depth32MemoryLayout)"),
     ]
-    print(f"layoutkit demo: a {_fmt(shape)} {np.dtype(args.dtype)} NCHW image "
-          f"({image.nbytes / 1e6:.1f} MB), median of {args.repeat} runs, 1 thread")
+    print(
+        f"layoutkit demo: a {_fmt(shape)} {np.dtype(args.dtype)} NCHW image "
+        f"({image.nbytes / 1e6:.1f} MB), median of {args.repeat} runs, 1 thread"
+    )
     scratch_a = np.empty(image.nbytes, np.uint8)
     scratch_b = np.empty(image.nbytes, np.uint8)
     scratch_a.fill(1)
@@ -215,11 +228,15 @@ def _demo(args: argparse.Namespace) -> int:
     if failures:
         print(f"{failures} round trips FAILED")
         return 1
-    print(f"all {len(targets)} layouts round-trip exactly; each was also converted directly from the previous one")
+    print(
+        f"all {len(targets)} layouts round-trip exactly; each was also converted directly from the previous one"
+    )
     return 0
 
 
-def convert_checked(buf: np.ndarray, shape: tuple[int, ...], src: Layout, dst: Layout) -> np.ndarray:
+def convert_checked(
+    buf: np.ndarray, shape: tuple[int, ...], src: Layout, dst: Layout
+) -> np.ndarray:
     from .._engine import convert
 
     return convert(buf, shape, src, dst)
@@ -227,7 +244,9 @@ def convert_checked(buf: np.ndarray, shape: tuple[int, ...], src: Layout, dst: L
 
 def register(sub: Any) -> None:
     p = add_command(
-        sub, "explain", "explain a layout: notations, padded/physical shape, chunks, memory order",
+        sub,
+        "explain",
+        "explain a layout: notations, padded/physical shape, chunks, memory order",
         "layoutkit explain NHWC8h8w32c --shape 1x3x5x30",
         _explain,
         description=(
@@ -238,17 +257,30 @@ def register(sub: Any) -> None:
     )
     p.add_argument("spec", help="tag, HTP preset name or ChunkedMemoryLayout<...> string")
     p.add_argument("--shape", required=True, help="logical shape in dims order, e.g. 1x3x5x30")
-    p.add_argument("--dims", help="logical dims (default: the tag's upper-case letters; NHWC for HTP)")
+    p.add_argument(
+        "--dims", help="logical dims (default: the tag's upper-case letters; NHWC for HTP)"
+    )
     p.add_argument("--dtype", help="element type, to report bytes (e.g. uint8, float16)")
-    p.add_argument("--offset", type=int, help="look up the logical index stored at this element offset")
+    p.add_argument(
+        "--offset", type=int, help="look up the logical index stored at this element offset"
+    )
     p.add_argument("--index", help="look up the offset of this logical index, e.g. 0,2,4,29")
-    p.add_argument("--limit", type=int, default=24, help="runs of the memory order to list (0: none; default 24)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=24,
+        help="runs of the memory order to list (0: none; default 24)",
+    )
 
     p = add_command(
-        sub, "demo", "convert a real image through every layout, check round trips, time it",
+        sub,
+        "demo",
+        "convert a real image through every layout, check round trips, time it",
         "layoutkit demo --shape 1x3x1024x1024",
         _demo,
     )
-    p.add_argument("--shape", default="1x3x1024x1024", help="NCHW shape of the image (default 1x3x1024x1024)")
+    p.add_argument(
+        "--shape", default="1x3x1024x1024", help="NCHW shape of the image (default 1x3x1024x1024)"
+    )
     p.add_argument("--dtype", default="uint8", help="element type (default uint8)")
     p.add_argument("--repeat", type=int, default=9, help="timed runs per layout (median reported)")

@@ -24,7 +24,12 @@ def _presets(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     p = add_command(
-        sub, "htp-presets", "list the Qualcomm HTP layout presets with their tags and templates",
-        "layoutkit htp-presets --verbose", _presets,
+        sub,
+        "htp-presets",
+        "list the Qualcomm HTP layout presets with their tags and templates",
+        "layoutkit htp-presets --verbose",
+        _presets,
     )
-    p.add_argument("--verbose", "-v", action="store_true", help="also show SDK dtype pairings and notes")
+    p.add_argument(
+        "--verbose", "-v", action="store_true", help="also show SDK dtype pairings and notes"
+    )
