@@ -185,10 +185,16 @@ cdef inline uint16_t rd_u16(const uint8_t *p) noexcept nogil:
 
 
 cdef inline int32_t round_away(float v) noexcept nogil:
-    """roundf / lroundf (half away from zero) for |v| < 2^31; NaN gives INT_MIN like x86 cvtt."""
+    """``(int)roundf(v)``: half away from zero, branch-free.
+
+    Out of int range (inf, NaN, |v| >= 2^31) the result is what ggml's C code
+    gives on x86-64 for its undefined float->int conversion: INT_MIN (whose low
+    byte, the stored int8, is 0).
+    """
     cdef int32_t t = <int32_t>v
-    cdef float fr = v - <float>t            # exact
-    return t + (fr >= <float>0.5) - (fr <= <float>-0.5)
+    cdef float fr = v - <float>t            # exact for |v| < 2^31
+    return (t + ((fr >= <float>0.5) & (fr < <float>1.0))
+            - ((fr <= <float>-0.5) & (fr > <float>-1.0)))
 
 
 cdef inline float e8m0_to_fp32_half(uint8_t e) noexcept nogil:
