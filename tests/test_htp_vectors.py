@@ -85,10 +85,12 @@ PRESETS = {
         "NHWC",
         "NHWC2h8w32c",
     ),
+    # a weight layout: like the conv weight layout it defaults to HWIO dims (§1.2 "for
+    # conv weights it is dim 0 filter height, 1 filter width, 2 Cin, 3 Cout").
     "R4Weights8x4Layout": (
         "ChunkedMemoryLayout<4, 0,0, 1,0, 3,0, 2,0, 0,8, 1,4, 2,16, 3,32, 2,2>",
-        "NHWC",
-        "NHCW8n4h16w32c2w",
+        "HWIO",
+        "HWOI8h4w16i32o2i",
     ),
     "ConvWeightLayout": (
         "ChunkedMemoryLayout<4, 3,0, 2,0, 0,0, 1,0, 2,8, 3,32, 2,4>",
@@ -884,3 +886,80 @@ def test_strict_accepts_sdk_presets(lk):
     assert lk.htp.layout(PRESETS["R4CroutonLayout"][0], strict=True) == lk.htp.layout(
         "R4CroutonLayout"
     )
+
+
+# ---- block tables: alignment check, indirect ranks (§1.4) ------------------------------
+
+
+def test_unpack_blocks_alignment_check(lk):
+    L = lk.htp.layout("R4CroutonLayout")
+    shape = (1, 9, 8, 32)
+    x = (np.arange(math.prod(shape)) % 251).astype(np.uint8).reshape(shape)
+    blocks = lk.htp.pack_blocks(x, L)
+    raw = np.empty(2 * 2049, np.uint8)
+    mis = [raw[1:2049], raw[2050 : 2050 + 2048]]
+    mis[0][:] = blocks[0]
+    mis[1][:] = blocks[1]
+    assert mis[0].ctypes.data % 2048 != 0
+    np.testing.assert_array_equal(lk.htp.unpack_blocks(mis, L, shape), x)
+    with pytest.raises(lk.LayoutError, match=r"(?i)align"):
+        lk.htp.unpack_blocks(mis, L, shape, check_alignment=True)
+    np.testing.assert_array_equal(lk.htp.unpack_blocks(blocks, L, shape, check_alignment=True), x)
+
+
+def test_pack_blocks_left_pad_and_pad_value(lk):
+    L = lk.htp.layout("R4CroutonLayout", left_pad=LP)
+    x = np.arange(1, 451, dtype=np.uint16).reshape(SHAPE_1)
+    blocks = lk.htp.pack_blocks(x, L, pad_value=9)
+    assert len(blocks) == 2
+    ref = ref_pack(x, "NHWC8h8w32c", pad_value=9, left_pad=LP).reshape(2, 2048)
+    for k in range(2):
+        np.testing.assert_array_equal(blocks[k], ref[k])
+        assert blocks[k].ctypes.data % 4096 == 0
+    assert blocks[1][1053] == x[0, 2, 4, 29]
+    np.testing.assert_array_equal(lk.htp.unpack_blocks(blocks, L, SHAPE_1), x)
+
+
+@pytest.mark.parametrize(("name", "wblk"), [("R4DeepAR4_16bLayout", 4), ("R4DeepAR8_16bLayout", 8)])
+def test_indirect_ranks_deep_ar(lk, name, wblk):
+    """IChunked<4,3,...>: blocks of 1 h x (4 or 8) w x full depth (§1.4)."""
+    L = lk.htp.layout(name)
+    shape = (2, 3, 2 * wblk - 1, 40)  # W pads to 2*wblk, C pads to 64
+    assert tuple(L.padded_shape(shape)) == (2, 3, 2 * wblk, 64)
+    x = np.arange(math.prod(shape), dtype=np.uint16).reshape(shape)
+    blocks = lk.htp.pack_blocks(x, L, indirect_ranks=3)
+    assert len(blocks) == 2 * 3 * 2
+    for blk in blocks:
+        assert blk.size == wblk * 64
+        assert blk.nbytes == wblk * 64 * 2
+    assert np.concatenate(blocks).tobytes() == L.pack(x).tobytes()
+    # (n, h, w) -> block n*6 + h*2 + w // wblk; depth 32 lives in the second chunk of it
+    b = 1 * 6 + 2 * 2 + 1
+    inner = ref_offset(_ref_deep(wblk), None, shape, (1, 2, wblk + 1, 33)) - b * wblk * 64
+    assert 0 <= inner < wblk * 64
+    assert blocks[b][inner] == x[1, 2, wblk + 1, 33]
+    np.testing.assert_array_equal(lk.htp.unpack_blocks(blocks, L, shape, indirect_ranks=3), x)
+
+
+def _ref_deep(wblk):
+    return as_layout(
+        f"ChunkedMemoryLayout<4, 0,0, 1,0, 2,0, 3,0, 2,{wblk // 2}, 3,32, 2,2>", "NHWC"
+    )
+
+
+def test_ichunked_literal(lk):
+    text = "IChunkedMemoryLayout<4,3, 0,0,1,0,2,0,3,0, 2,2,3,32,2,2>"
+    assert lk.htp.layout(text) == lk.htp.layout("R4DeepAR4_16bLayout")
+
+
+@pytest.mark.parametrize(
+    "spec", ["R4DeepAR4_16bLayout", "IChunkedMemoryLayout<4,3, 0,0,1,0,2,0,3,0, 2,2,3,32,2,2>"]
+)
+def test_indirect_ranks_default_from_sdk_parameters(lk, spec):
+    """The SDK declares R4DeepAR4_16bLayout with IndirRanks = 3 (§1.4): its block table
+    has one entry per (n, h, w/4), without the caller passing indirect_ranks."""
+    L = lk.htp.layout(spec)
+    x = np.zeros((2, 3, 7, 40), np.uint16)
+    blocks = lk.htp.pack_blocks(x, L)
+    assert len(blocks) == 2 * 3 * 2
+    assert blocks[0].size == 4 * 64
