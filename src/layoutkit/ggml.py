@@ -1074,12 +1074,12 @@ class Tensor:
         ... ``D`` = ``ne[0]``; the tag lists them by decreasing stride. Only for
         tensors whose strides are a permutation of a packed order (a permuted,
         possibly reshaped, contiguous tensor). Then
-        ``lk.convert(t.base_elements(), t.shape4, t.layout(), "ABCD")`` gives the
-        packed logical tensor (what ``cont`` computes).
+        ``lk.convert(t.base_elements(), t.layout_shape, t.layout(), "ABCD")``
+        gives the packed logical tensor (what ``cont`` computes).
 
-        Block types are supported when ``nb[0]`` stays the block stride (dim 0
-        not moved): the elements are then whole blocks (numpy void dtype) and
-        ``D`` counts blocks (``ne[0] // block_size``).
+        Block types are supported when dim 0 is not moved: the elements are then
+        whole blocks (numpy void dtype) and ``D`` counts blocks
+        (``ne[0] // block_size``, see :attr:`layout_shape`).
 
         Examples
         --------
@@ -1093,6 +1093,12 @@ class Tensor:
         letters = "ABCD"
         # dim i of ggml is logical letter letters[3 - i]
         return Layout("".join(letters[3 - i] for i in order), dims="ABCD")
+
+    @property
+    def layout_shape(self) -> tuple[int, int, int, int]:
+        """Logical shape for :meth:`layout`: ``(ne3, ne2, ne1, ne0 // block_size)``."""
+        n = self._unit_ne()
+        return (n[3], n[2], n[1], n[0])
 
     def _unit_ne(self) -> tuple[int, int, int, int]:
         info = self.info
