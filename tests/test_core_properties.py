@@ -618,3 +618,46 @@ def test_huge_shapes_offsets_are_64_bit():
         assert L.offsets(shape, idx).tolist() == exp
         for off in exp:
             assert L.index(shape, off) == ref_index(lay, None, shape, off)
+
+
+def test_cache_distinguishes_dims_and_left_pad():
+    """Layouts that print alike but differ in dims or left_pad never share a plan."""
+    shape = (2, 3, 4, 5)
+    x = np.arange(math.prod(shape), dtype=np.int32).reshape(shape)
+    for _ in range(2):
+        for tag, dims in [("HCWN4c", "NCHW"), ("HCWN4c", None), ("HCWN4c", "WNHC")]:
+            L = _L(tag, dims)
+            _same_bytes(L.pack(x, pad_value=-1), ref_pack(x, tag, dims, -1))
+    a = lk.Layout("HCWN4c", dims="NCHW")
+    b = lk.Layout("HCWN4c")
+    assert a != b
+    y = np.arange(1 * 3 * 5 * 30, dtype=np.uint8).reshape(1, 3, 5, 30)
+    plain = lk.Layout("NHWC8h8w32c")
+    padded = lk.Layout("NHWC8h8w32c", left_pad=(0, 2, 4, 0))
+    assert plain != padded
+    for _ in range(2):
+        _same_bytes(plain.pack(y), ref_pack(y, "NHWC8h8w32c"))
+        _same_bytes(padded.pack(y), ref_pack(y, "NHWC8h8w32c", left_pad=(0, 2, 4, 0)))
+        assert plain.offset(y.shape, (0, 0, 0, 0)) == 0
+        assert padded.offset(y.shape, (0, 0, 0, 0)) == 640
+
+
+def test_concurrent_packs():
+    """Plans cached per shape, built from several threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(11)
+    jobs = []
+    for k in range(24):
+        shape = (1 + k % 3, 3 + k % 5, 7 + k % 4, 30 + k)
+        tag = ["NHWC8h8w32c", "NCHW4c", "NHWC4h4w32c2h2w", "CHWN3c"][k % 4]
+        jobs.append((tag, _random_array(np.dtype(np.uint16), shape, rng)))
+
+    def run(job):
+        tag, x = job
+        return lk.Layout(tag).pack(x, pad_value=1)
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, jobs * 2))
+    for (tag, x), got in zip(jobs * 2, results, strict=True):
+        _same_bytes(got, ref_pack(x, tag, pad_value=1))
