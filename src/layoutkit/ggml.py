@@ -407,8 +407,8 @@ def quantize(x: Any, t: Any) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np, layoutkit as lk
-    >>> lk.ggml.quantize(np.zeros(32, np.float32), "Q4_0").tobytes().hex()
-    '0080888888888888888888888888888888888888'[:36]
+    >>> lk.ggml.quantize(np.zeros(32, np.float32), "Q4_0").tobytes().hex()  # d = -0.0
+    '008088888888888888888888888888888888'
     """
     info = _usable(t)
     if not info.can_quantize:
