@@ -225,6 +225,19 @@ def _as_array(x: Any, name: str) -> np.ndarray:
 
 
 def _pad_bytes(pad_value: Any, dtype: np.dtype) -> np.ndarray:
+    if type(pad_value) in (int, float, bool):
+        return _pad_bytes_cached(type(pad_value), pad_value, dtype)
+    return _pad_bytes_uncached(pad_value, dtype)
+
+
+@lru_cache(maxsize=256)
+def _pad_bytes_cached(kind: type, pad_value: Any, dtype: np.dtype) -> np.ndarray:
+    result = _pad_bytes_uncached(pad_value, dtype)
+    result.setflags(write=False)
+    return result
+
+
+def _pad_bytes_uncached(pad_value: Any, dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "V" and dtype.fields is None:
         if isinstance(pad_value, (bytes, bytearray)) and len(pad_value) == dtype.itemsize:
             return np.frombuffer(bytes(pad_value), dtype=np.uint8).copy()
@@ -360,7 +373,9 @@ def convert(
         The logical shape, in the order of the layouts' ``dims``.
     src, dst : Layout or str
         Layouts over the same dims. A string takes the other argument's dims when
-        that one is a ``Layout``, else its own default dims (which must agree).
+        that one is a ``Layout``; two strings take their default dims, which must
+        agree (for channels-last storage of an NCHW tensor pass
+        ``lk.Layout("NHWC", dims="NCHW")``).
     pad_value : scalar, optional
         Written to every padding slot of ``dst`` (default 0).
     out : ndarray, optional
@@ -392,7 +407,7 @@ def convert(
     if src_l.dims != dst_l.dims:
         raise LayoutError(
             f"src {src_l} has dims {src_l.dims!r} but dst {dst_l} has dims {dst_l.dims!r}; "
-            "pass Layout objects with the same dims, e.g. lk.Layout('HCWN4c', dims='NCHW')"
+            f"pass Layout objects over the same dims, e.g. lk.Layout({str(dst_l)!r}, dims={src_l.dims!r})"
         )
     arr = _as_array(buf, "buf")
     sh = src_l.check_shape(shape)

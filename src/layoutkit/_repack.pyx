@@ -32,7 +32,7 @@ ctypedef fused elem_t:
 cdef enum:
     MAX_LEVELS = 128
     MAX_DIMS = 32
-    TILE = 256          # elements per lane in the channel-interleave loops
+    TILE = 1024         # elements per lane in the channel-interleave loops
     TBLOCK = 32         # tile edge of the generic transpose
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
@@ -88,6 +88,9 @@ cdef void fill_run(char* dst, Py_ssize_t n, const uint8_t* pad, Py_ssize_t es) n
 cdef extern from "layoutkit_interleave.h" nogil:
     void lk_interleave(void* out, const void* const* lanes, Py_ssize_t m, int k,
                        Py_ssize_t ostride, int es)
+    void lk_transpose(char* dst, Py_ssize_t drow, const char* src, Py_ssize_t slane,
+                      Py_ssize_t rows, Py_ssize_t lanes, int es)
+    int lk_tile_lanes(int es)
     const char* lk_simd_name()
 
 
@@ -116,6 +119,23 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
             memcpy(row + lo, src + i * s0 + lo * es, (hi - lo) * es)
             for j in range(hi, n1):
                 row[j] = pv
+        return
+    if s0 == es and n1 >= 16 and lk_tile_lanes(<int>es) and hi - lo >= lk_tile_lanes(<int>es):
+        # Wide interleave: register-tile transposes, 64 rows at a time with
+        # their padding lanes written first (same pass over the destination).
+        i0 = 0
+        while i0 < n0:
+            i1 = i0 + 64 if i0 + 64 < n0 else n0
+            if lo > 0 or hi < n1:
+                for i in range(i0, i1):
+                    row = o + i * n1
+                    for j in range(lo):
+                        row[j] = pv
+                    for j in range(hi, n1):
+                        row[j] = pv
+            lk_transpose(<char*>(o + i0 * n1 + lo), n1 * es, src + lo * s1 + i0 * es, s1,
+                         i1 - i0, hi - lo, <int>es)
+            i0 = i1
         return
     if s0 == es:
         # Channel interleave: n1 lanes, each a contiguous source stream; padding

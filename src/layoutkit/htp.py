@@ -275,12 +275,17 @@ def layout(
             f"dtype {np.dtype(dtype)} ({np.dtype(dtype).itemsize} B) is not paired with {chosen.name} "
             f"by the SDK; it expects elements of {' or '.join(map(str, pairing))} B (strict=True)"
         )
-    return Layout(
+    result = Layout(
         _tag_from_parsed(parsed, dims or default_dims),
         dims=dims or default_dims,
         left_pad=left_pad,
         element_sizes=pairing,
     )
+    indirect = chosen.indirect_ranks if chosen is not None else parsed.indirect_ranks
+    if indirect is not None and indirect < parsed.rank:
+        # Remembered for the block-table helpers (IChunkedMemoryLayout<R, IndirRanks, ...>).
+        result.htp_indirect_ranks = indirect  # type: ignore[attr-defined]
+    return result
 
 
 def _tag_from_parsed(parsed: _notation.ParsedLayout, dims: str) -> str:
@@ -326,6 +331,8 @@ def _aligned_empty(nbytes: int, alignment: int) -> np.ndarray:
 
 
 def _block_elements(layout: Layout, shape: tuple[int, ...], indirect_ranks: int | None) -> int:
+    if indirect_ranks is None:
+        indirect_ranks = getattr(layout, "htp_indirect_ranks", None)
     if indirect_ranks is None or indirect_ranks >= layout.rank:
         return layout.chunk_elements
     folded = [d for d in layout.outer if d >= indirect_ranks]
@@ -352,7 +359,8 @@ def pack_blocks(
     multiple of its byte size (the largest power of two dividing it), e.g. 2048 B
     for the SDK croutons. ``indirect_ranks`` groups chunks as an
     ``IChunkedMemoryLayout<R, indirect_ranks, ...>`` does (dims ``>= indirect_ranks``
-    fold into one block).
+    fold into one block); it defaults to the IndirRanks of the preset or template
+    the layout came from (3 for ``R4DeepAR4_16bLayout``).
     """
     arr = np.asarray(x)
     if arr.ndim != layout.rank:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterable, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -274,6 +274,9 @@ class Layout:
 
     def check_shape(self, shape: Any, name: str = "shape") -> tuple[int, ...]:
         """Validate a logical shape for this layout and return it as a tuple of ints."""
+        geometry = self._geometry_cache.get(shape) if type(shape) is tuple else None
+        if geometry is not None:
+            return shape  # type: ignore[no-any-return]
         sh = _int_tuple(shape, name)
         if len(sh) != self._rank:
             raise LayoutError(
@@ -286,18 +289,34 @@ class Layout:
                 )
         return sh
 
-    def padded_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
-        """The logical shape after padding (left pad plus round-up to the blocks)."""
+    @cached_property
+    def _geometry_cache(self) -> dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]]:
+        return {}
+
+    def _geometry(self, shape: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(padded shape, physical shape) of a shape, validated once and cached."""
+        cache = self._geometry_cache
+        hit = cache.get(shape) if type(shape) is tuple else None
+        if hit is not None:
+            return hit
         sh = self.check_shape(shape)
-        return tuple(
+        padded = tuple(
             _roundup(v + lp, cs) for v, lp, cs in zip(sh, self._left_pad, self.block_product)
         )
+        cs = self.block_product
+        phys = tuple(padded[d] // cs[d] for d in self._outer) + tuple(s for _, s in self._blocks)
+        if len(cache) > 256:
+            cache.clear()
+        cache[sh] = (padded, phys)
+        return padded, phys
+
+    def padded_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """The logical shape after padding (left pad plus round-up to the blocks)."""
+        return self._geometry(shape)[0]
 
     def physical_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
         """The packed buffer's shape in memory order: outer parts in tag order, then blocks."""
-        padded = self.padded_shape(shape)
-        cs = self.block_product
-        return tuple(padded[d] // cs[d] for d in self._outer) + tuple(s for _, s in self._blocks)
+        return self._geometry(shape)[1]
 
     def size(self, shape: Sequence[int]) -> int:
         """Elements in the packed buffer, padding included."""
@@ -455,8 +474,16 @@ def as_layout(value: Any, name: str, dims: str | None = None) -> Layout:
             )
         return value
     if isinstance(value, str):
-        return Layout(value, dims=dims)
+        try:
+            return _parse_cached(value, dims)
+        except TypeError:  # unhashable never happens for str; keep the real error path
+            return Layout(value, dims=dims)
     raise TypeError(f"{name}: expected a Layout or a layout string, got {type(value).__name__}")
+
+
+@lru_cache(maxsize=256)
+def _parse_cached(value: str, dims: str | None) -> Layout:
+    return Layout(value, dims=dims)
 
 
 def _roundup(x: int, a: int) -> int:

@@ -114,4 +114,105 @@ static inline const char *lk_simd_name(void) {
     }
 }
 
+/*
+ * Tile transposes for wide interleaves (many lanes):
+ *
+ *   dst[i*drow + j*es] = src[j*slane + i*es]     for i < rows, j < lanes
+ *
+ * (strides in bytes). On x86-64, SSE2 is part of the baseline, so full tiles of
+ * 16x16 bytes, 8x8 16-bit, 4x4 32-bit or 2x2 64-bit elements are transposed in
+ * registers with log2(N) rounds of unpacks (round r pairs vector j with j+N/2,
+ * low half to 2j, high half to 2j+1); edges and other platforms use scalar
+ * loops over small blocks.
+ */
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#include <emmintrin.h>
+#define LK_HAVE_SSE2 1
+
+#define LK_TRANSPOSE_TILE(NAME, N, UNPLO, UNPHI)                                 \
+    static inline void NAME(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) { \
+        __m128i r[N], t[N];                                                      \
+        for (int k = 0; k < (N); k++)                                            \
+            r[k] = _mm_loadu_si128((const __m128i *)(s + k * ss));               \
+        for (int round = 1; round < (N); round *= 2) {                           \
+            for (int j = 0; j < (N) / 2; j++) {                                  \
+                t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                          \
+                t[2 * j + 1] = UNPHI(r[j], r[j + (N) / 2]);                      \
+            }                                                                    \
+            for (int k = 0; k < (N); k++) r[k] = t[k];                           \
+        }                                                                        \
+        for (int k = 0; k < (N); k++)                                            \
+            _mm_storeu_si128((__m128i *)(d + k * ds), r[k]);                     \
+    }
+
+LK_TRANSPOSE_TILE(lk_tile_8, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8)
+LK_TRANSPOSE_TILE(lk_tile_16, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16)
+LK_TRANSPOSE_TILE(lk_tile_32, 4, _mm_unpacklo_epi32, _mm_unpackhi_epi32)
+LK_TRANSPOSE_TILE(lk_tile_64, 2, _mm_unpacklo_epi64, _mm_unpackhi_epi64)
+#endif
+
+/* Lanes per register tile for an element size (0: no register tiles here). */
+static inline int lk_tile_lanes(int es) {
+#ifdef LK_HAVE_SSE2
+    switch (es) {
+    case 1: return 16;
+    case 2: return 8;
+    case 4: return 4;
+    case 8: return 2;
+    }
+#endif
+    (void)es;
+    return 0;
+}
+
+static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restrict src,
+                         ptrdiff_t slane, ptrdiff_t rows, ptrdiff_t lanes, int es) {
+    ptrdiff_t i = 0, j;
+    int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
+#ifdef LK_HAVE_SSE2
+    if (n) {
+        /* Cache blocking: a block of rows whose destination rows fit in ~64 KiB
+         * (L2), filled one group of lanes at a time. Each group reads its lanes
+         * as a few sequential streams, which the prefetchers follow even when the
+         * lanes sit a power of two apart (the planes of an NCHW tensor, which
+         * share cache sets). */
+        ptrdiff_t block = drow > 0 ? (65536 / drow) / n * n : n;
+        ptrdiff_t group = es == 1 ? 16 : 8;
+        if (block < 4 * n) block = 4 * n;
+        if (group < n) group = n;
+        ptrdiff_t full_rows = rows - rows % n;
+        ptrdiff_t full_lanes = lanes - lanes % n;
+        for (; i < full_rows; i += block) {
+            ptrdiff_t iend = i + block < full_rows ? i + block : full_rows;
+            for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {
+                ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
+                for (ptrdiff_t ii = i; ii < iend; ii += n) {
+                    for (j = jg; j < jend; j += n) {
+                        char *d = dst + ii * drow + j * es;
+                        const char *s = src + j * slane + ii * es;
+                        switch (es) {
+                        case 1: lk_tile_8(d, drow, s, slane); break;
+                        case 2: lk_tile_16(d, drow, s, slane); break;
+                        case 4: lk_tile_32(d, drow, s, slane); break;
+                        default: lk_tile_64(d, drow, s, slane); break;
+                        }
+                    }
+                }
+            }
+            for (j = full_lanes; j < lanes; j++)
+                for (ptrdiff_t ii = i; ii < iend; ii++)
+                    memcpy(dst + ii * drow + j * es, src + j * slane + ii * es, (size_t)es);
+        }
+        i = full_rows;
+    }
+#endif
+    /* Remaining rows (all rows without register tiles), in 8-row blocks. */
+    for (; i < rows; i += 8) {
+        ptrdiff_t i1 = i + 8 < rows ? i + 8 : rows;
+        for (j = 0; j < lanes; j++)
+            for (ptrdiff_t ii = i; ii < i1; ii++)
+                memcpy(dst + ii * drow + j * es, src + j * slane + ii * es, (size_t)es);
+    }
+}
+
 #endif /* LAYOUTKIT_INTERLEAVE_H */

@@ -1,0 +1,103 @@
+"""Shapes large enough to reach every specialised path of the repack kernel.
+
+The property tests use small shapes; these use channel counts and spatial
+extents that exercise the vectorised interleaves (2, 3, 4, 8, 16 lanes), the
+register-tile transposes (full tiles plus ragged edges in both directions),
+padded lanes, and the portable build (``LAYOUTKIT_SIMD=portable``, run in a
+subprocess because the choice is made once per process).
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from reference import ref_pack, ref_unpack
+
+import layoutkit as lk
+
+DTYPES = [np.uint8, np.uint16, np.float32, np.float64, np.dtype("V3"), np.complex128]
+CHANNELS = [2, 3, 4, 5, 8, 16, 17, 32, 33, 64]
+
+
+def _data(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    raw = rng.integers(0, 256, (*shape, dtype.itemsize), dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("c", CHANNELS)
+@pytest.mark.parametrize(
+    ("tag", "dims"),
+    [
+        ("NHWC", "NCHW"),
+        ("NCHW", "NHWC"),
+        ("NCHW4c", None),
+        ("NCHW16c", None),
+        ("NCHW32c", None),
+        ("HCWN8c", "NCHW"),
+        ("NHWC8c", "NCHW"),
+    ],
+)
+def test_pack_matches_reference(tag, dims, c, dtype):
+    shape = (2, c, 19, 37) if dims != "NHWC" else (2, 19, 37, c)
+    x = _data(shape, dtype, seed=c)
+    layout = lk.Layout(tag, dims=dims)
+    got = layout.pack(x)
+    want = ref_pack(x, tag, dims=dims)
+    assert got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+    back = layout.unpack(got, shape)
+    assert back.tobytes() == x.tobytes()
+    assert ref_unpack(got, tag, dims=dims, shape=shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize(
+    ("src", "dst", "dims"),
+    [
+        ("NCHW4c", "NHWC8h8w32c", "NCHW"),
+        ("NHWC8h8w32c", "HCWN16c", "NCHW"),
+        ("NCHW32c", "NHWC", "NCHW"),
+        ("NHWC4h4w32c2h2w", "NHWC8h2w32c2w", "NHWC"),
+    ],
+)
+def test_convert_between_blocked_layouts(src, dst, dims, dtype):
+    shape = (1, 45, 70, 21) if dims == "NCHW" else (1, 21, 45, 70)
+    x = _data(shape, dtype, seed=7)
+    a = lk.Layout(src, dims=dims)
+    b = lk.Layout(dst, dims=dims)
+    got = lk.convert(a.pack(x), shape, a, b, pad_value=0)
+    assert got.tobytes() == ref_pack(x, dst, dims=dims).tobytes()
+
+
+def test_large_image_round_trip():
+    x = _data((1, 3, 512, 640), np.uint8, seed=3)
+    for tag in ["NHWC", "NCHW4c", "NCHW32c", "HCWN4c", "NHWC8h8w32c"]:
+        layout = lk.Layout(tag, dims="NCHW")
+        packed = layout.pack(x)
+        assert packed.tobytes() == ref_pack(x, tag, dims="NCHW").tobytes()
+        assert np.array_equal(layout.unpack(packed, x.shape), x)
+
+
+def test_portable_kernels_match():
+    """The same checks with the portable (non-SIMD) kernels in a fresh process."""
+    code = (
+        "import sys; sys.path.insert(0, {tests!r});"
+        "import numpy as np, layoutkit as lk;"
+        "from layoutkit._repack import simd_name;"
+        "from reference import ref_pack;"
+        "assert simd_name() == 'portable', simd_name();"
+        "rng = np.random.default_rng(1);"
+        "[None for c in (3, 4, 16, 33, 64) for dt in (np.uint8, np.uint16, np.float32, np.float64)"
+        " for tag in ('NHWC', 'NCHW4c', 'NCHW16c')"
+        " if (lambda x: (lk.Layout(tag, dims='NCHW').pack(x).tobytes()"
+        "   == ref_pack(x, tag, dims='NCHW').tobytes()) or sys.exit(f'mismatch {{tag}} {{c}} {{dt}}'))"
+        "   (rng.integers(0, 200, (2, c, 21, 35)).astype(dt))]"
+    ).format(tests=os.path.dirname(__file__))
+    env = dict(os.environ, LAYOUTKIT_SIMD="portable")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr + result.stdout
