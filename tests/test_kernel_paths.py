@@ -83,21 +83,32 @@ def test_large_image_round_trip():
         assert np.array_equal(layout.unpack(packed, x.shape), x)
 
 
-def test_portable_kernels_match():
+PORTABLE_CHECK = """
+import sys
+import numpy as np
+import layoutkit as lk
+from layoutkit._repack import simd_name
+from reference import ref_pack
+
+assert simd_name() == "portable", simd_name()
+rng = np.random.default_rng(1)
+for c in (3, 4, 16, 33, 64):
+    for dt in (np.uint8, np.uint16, np.float32, np.float64):
+        for tag in ("NHWC", "NCHW4c", "NCHW16c"):
+            x = rng.integers(0, 200, (2, c, 21, 35)).astype(dt)
+            got = lk.Layout(tag, dims="NCHW").pack(x).tobytes()
+            if got != ref_pack(x, tag, dims="NCHW").tobytes():
+                sys.exit(f"mismatch {tag} C={c} {np.dtype(dt)}")
+"""
+
+
+def test_portable_kernels_match(tmp_path):
     """The same checks with the portable (non-SIMD) kernels in a fresh process."""
-    code = (
-        "import sys; sys.path.insert(0, {tests!r});"
-        "import numpy as np, layoutkit as lk;"
-        "from layoutkit._repack import simd_name;"
-        "from reference import ref_pack;"
-        "assert simd_name() == 'portable', simd_name();"
-        "rng = np.random.default_rng(1);"
-        "[None for c in (3, 4, 16, 33, 64) for dt in (np.uint8, np.uint16, np.float32, np.float64)"
-        " for tag in ('NHWC', 'NCHW4c', 'NCHW16c')"
-        " if (lambda x: (lk.Layout(tag, dims='NCHW').pack(x).tobytes()"
-        "   == ref_pack(x, tag, dims='NCHW').tobytes()) or sys.exit(f'mismatch {{tag}} {{c}} {{dt}}'))"
-        "   (rng.integers(0, 200, (2, c, 21, 35)).astype(dt))]"
-    ).format(tests=os.path.dirname(__file__))
+    script = tmp_path / "portable_check.py"
+    script.write_text(PORTABLE_CHECK)
     env = dict(os.environ, LAYOUTKIT_SIMD="portable")
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr + result.stdout
