@@ -185,16 +185,14 @@ cdef inline uint16_t rd_u16(const uint8_t *p) noexcept nogil:
 
 
 cdef inline int32_t round_away(float v) noexcept nogil:
-    """``(int)roundf(v)``: half away from zero, branch-free.
+    """``(int)roundf(v)``, half away from zero, branch-free, exact for |v| < 2^31.
 
-    Out of int range (inf, NaN, |v| >= 2^31) the result is what ggml's C code
-    gives on x86-64 for its undefined float->int conversion: INT_MIN (whose low
-    byte, the stored int8, is 0).
+    NaN gives INT_MIN (x86's answer to the undefined conversion); callers whose
+    argument can be infinite handle that case themselves (see ``q_q8_0``).
     """
     cdef int32_t t = <int32_t>v
     cdef float fr = v - <float>t            # exact for |v| < 2^31
-    return (t + ((fr >= <float>0.5) & (fr < <float>1.0))
-            - ((fr <= <float>-0.5) & (fr > <float>-1.0)))
+    return t + (fr >= <float>0.5) - (fr <= <float>-0.5)
 
 
 cdef inline float e8m0_to_fp32_half(uint8_t e) noexcept nogil:
@@ -406,6 +404,11 @@ cdef void q_q8_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
         d = amax_seq(xb, 32) / <float>127.0
         idv = <float>1.0 / d if d != 0 else <float>0.0
         wr_half(yb, d)
+        if idv > <float>3.4028234663852886e+38:
+            # 1/d overflowed (amax below ~2^-121): every x*id is +-inf or NaN, which
+            # ggml's roundf -> int8 conversion turns into 0 on x86-64
+            memset(yb + 2, 0, 32)
+            continue
         for j in range(32):
             yb[2 + j] = <uint8_t>round_away(xb[j] * idv)
 
@@ -424,6 +427,8 @@ cdef void q_q8_1(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
         idv = <float>1.0 / d if d != 0 else <float>0.0
         wr_half(yb, d)
         s = 0
+        if idv > <float>3.4028234663852886e+38:
+            idv = <float>0.0            # every code is 0 (see q_q8_0)
         for j in range(32):
             q = <uint8_t>round_away(xb[j] * idv)
             yb[4 + j] = q
@@ -447,6 +452,9 @@ cdef void q_tq1_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
         yb = y + 54 * i
         d = amax_seq(xb, 256)
         idv = <float>1.0 / d if d != 0 else <float>0.0
+        if idv > <float>3.4028234663852886e+38:
+            # 1/d overflowed: C's lroundf(+-inf or NaN) + 1 gives trit 1 on x86-64, as id = 0 does
+            idv = <float>0.0
         # qs[0..31]: elements m + 32n, n = 0..4 (first element is the most significant trit)
         for m in range(32):
             q = 0
@@ -484,6 +492,9 @@ cdef void q_tq2_0(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
         yb = y + 66 * i
         d = amax_seq(xb, 256)
         idv = <float>1.0 / d if d != 0 else <float>0.0
+        if idv > <float>3.4028234663852886e+38:
+            # 1/d overflowed: C's lroundf(+-inf or NaN) + 1 gives trit 1 on x86-64, as id = 0 does
+            idv = <float>0.0
         for k in range(2):
             for m in range(32):
                 q = 0
