@@ -172,12 +172,12 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
 #ifdef LK_HAVE_SSE2
     if (n) {
         /* Cache blocking: a block of rows whose destination rows fit in ~64 KiB
-         * (L2), filled one group of lanes at a time. Each group reads its lanes
-         * as a few sequential streams, which the prefetchers follow even when the
-         * lanes sit a power of two apart (the planes of an NCHW tensor, which
-         * share cache sets). */
+         * (L2), filled one group of lanes (a cache line of each row) at a time,
+         * one register tile of lanes down the whole block. Each lane is then read
+         * as one sequential stream, which the prefetchers follow even when lanes
+         * sit a power of two apart (the planes of an NCHW tensor share cache sets). */
         ptrdiff_t block = drow > 0 ? (65536 / drow) / n * n : n;
-        ptrdiff_t group = es == 1 ? 16 : 8;
+        ptrdiff_t group = 64 / es; /* lanes: one cache line of each destination row */
         if (block < 4 * n) block = 4 * n;
         if (group < n) group = n;
         ptrdiff_t full_rows = rows - rows % n;
@@ -186,8 +186,8 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
             ptrdiff_t iend = i + block < full_rows ? i + block : full_rows;
             for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {
                 ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
-                for (ptrdiff_t ii = i; ii < iend; ii += n) {
-                    for (j = jg; j < jend; j += n) {
+                for (j = jg; j < jend; j += n) {
+                    for (ptrdiff_t ii = i; ii < iend; ii += n) {
                         char *d = dst + ii * drow + j * es;
                         const char *s = src + j * slane + ii * es;
                         switch (es) {
