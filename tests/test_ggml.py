@@ -188,14 +188,19 @@ def _edge_rows(n):
         np.where(np.arange(n) % 7 == 0, 3e-7, 1e-7),
         np.tile([8.0, -8.0, 0, 0], n // 4),
         np.tile([0.49999997, -0.49999997, 1.0, -1.0], n // 4),
+        np.tile([1.0, -3.0, 3.0, 0.5], n // 4),  # +a/-a ties: the first one sets the sign
+        np.tile([3.0, -3.0], n // 2),
+        np.where(np.arange(n) % 5 == 0, np.nan, 1.0),  # NaN never wins the max search
     ]
     return np.array(rows, dtype=np.float32)
 
 
 def _known_divergence(name, x):
-    """Blocks where gguf-py differs from ggml's C (ggml.md §0 item 9)."""
+    """Blocks where gguf-py differs from ggml's C (ggml.md §0 item 9), and NaN blocks."""
     bs = G.type_info(name).block_size
     blocks = x.reshape(-1, bs)
+    if np.isnan(blocks).any(axis=1).any():
+        return np.isnan(blocks).any(axis=1) | _known_divergence(name, np.nan_to_num(x))
     if name in ("Q4_0", "Q5_0"):
         return np.all(blocks == 0, axis=1)
     if name in ("Q4_1", "Q5_1"):
@@ -637,7 +642,45 @@ def test_mxfp4_roundtrip_picks_nearest(x):
     y = G.dequantize(q, "MXFP4")
     kv = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.float32)
     for xb, yb, qb in zip(x.reshape(-1, 32), y.reshape(-1, 32), q.reshape(-1, 17), strict=True):
+        if np.abs(xb).max() < 2.0**-125:
+            continue  # ggml's exponent cast is undefined there (ggml.md §2.7)
         e = qb[0]
         d = np.float32(2.0) ** (int(e) - 128) if e >= 2 else np.float32(2.0**-128 * 2**e)
         err = np.abs(kv[None, :] * np.float32(d) - xb[:, None])
         assert np.all(np.abs(yb - xb) <= err.min(axis=1) * (1 + 1e-6) + 1e-37)
+
+
+@pytest.mark.parametrize("name", ["Q4_0", "Q8_0"])
+def test_simd_and_portable_kernels_agree(name):
+    before = K.kernels()
+    x = np.concatenate(
+        [_data("normal", (8, 256), 21), _data("ints", (8, 256), 22), _edge_rows(256)]
+    )
+    x = np.concatenate([x, np.where(np.isnan(x), np.float32(0), x) * np.float32(1e-39)])
+    try:
+        K.kernels("portable")
+        ref = G.quantize(x, name)
+        if K.kernels("avx2") != "avx2":
+            pytest.skip("no AVX2 on this CPU")
+        assert np.array_equal(G.quantize(x, name), ref)
+    finally:
+        K.kernels(before)
+
+
+def test_nan_follows_ggml_sequential_semantics():
+    # ggml.md §2.13 (C on x86-64): NaN is skipped by Q4_0's max search and its code is 0;
+    # Q8_0's MAX() loop restarts after a NaN; a NaN last element makes d NaN (0x7e00).
+    x = np.linspace(-1, 1, 32, dtype=np.float32)
+    x[5] = np.nan
+    clean = x.copy()
+    clean[5] = 0
+    want = bytearray(G.quantize(clean, "Q4_0").tobytes())
+    want[2 + 5] &= 0xF0  # element 5 is the low nibble of qs[5]
+    assert G.quantize(x, "Q4_0").tobytes() == bytes(want)
+    q = G.quantize(x, "Q8_0").tobytes()
+    tail_amax = np.abs(x[6:]).max()
+    assert q[:2] == np.float16(tail_amax / np.float32(127)).tobytes()
+    assert q[2 + 5] == 0
+    x = np.linspace(-1, 1, 32, dtype=np.float32)
+    x[31] = np.nan
+    assert G.quantize(x, "Q8_0").tobytes() == bytes.fromhex("007e") + bytes(32)

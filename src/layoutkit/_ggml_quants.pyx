@@ -49,6 +49,156 @@ cdef enum:
     T_Q1_0 = 41
     T_Q2_0 = 42
 
+# ---------------------------------------------------------------------------
+# AVX2 builds of the two hottest quantizers (Q4_0, Q8_0)
+# ---------------------------------------------------------------------------
+# The same operations as q_q4_0 / q_q8_0 below, written in C so that GCC/clang
+# can compile them a second time for AVX2 (8 floats per vector instead of 4)
+# and pick them at run time. target("avx2") does not enable FMA, and setup.py
+# builds with -ffp-contract=off, so every result is rounded exactly as in the
+# portable kernels (the tests compare both bit for bit). Elsewhere (MSVC,
+# non-x86) only the portable Cython kernels exist.
+# LAYOUTKIT_GGML_KERNELS=portable forces the portable kernels.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <math.h>
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_WIN32)
+    #define LKG_HAVE_AVX2 1
+    #define LKG_AVX2 __attribute__((target("avx2")))
+
+    static inline uint32_t lkg_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+    static inline float lkg_flt(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+    /* GGML_FP32_TO_FP16: round to nearest even, overflow to inf, NaN -> sign|0x7E00 */
+    static inline void lkg_put_fp16(uint8_t *p, float f) {
+        uint32_t u = lkg_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7FFFFFFFu, h, m;
+        if (a > 0x7F800000u) h = sign | 0x7E00u;
+        else if (a >= 0x477FF000u) h = sign | 0x7C00u;
+        else if (a >= 0x38800000u) {
+            m = a - 0x38000000u;
+            m = m + 0x0FFFu + ((m >> 13) & 1u);
+            h = sign | (m >> 13);
+        } else {
+            float v = lkg_flt(a) * 16777216.0f;
+            v = (v + 8388608.0f) - 8388608.0f;
+            h = sign | (uint32_t)v;
+        }
+        p[0] = (uint8_t)(h & 0xFFu);
+        p[1] = (uint8_t)(h >> 8);
+    }
+
+    LKG_AVX2 static void lkg_q4_0_avx2(const float *x, uint8_t *y, Py_ssize_t nb) {
+        for (Py_ssize_t i = 0; i < nb; i++) {
+            const float *xb = x + 32 * i;
+            uint8_t *yb = y + 18 * i;
+            /* the first element with the largest |x| (NaN skipped), in one pass:
+               the largest |x| among positive and among negative elements */
+            int32_t pos = 0, neg = 0;
+            for (int j = 0; j < 32; j++) {
+                const uint32_t u = lkg_bits(xb[j]);
+                int32_t a = (int32_t)(u & 0x7FFFFFFFu);
+                a = a <= 0x7F800000 ? a : 0;
+                const int32_t is_neg = (int32_t)u < 0;
+                const int32_t p = is_neg ? 0 : a, n = is_neg ? a : 0;
+                pos = p > pos ? p : pos;
+                neg = n > neg ? n : neg;
+            }
+            float mx;
+            if (pos != neg) {
+                mx = pos > neg ? lkg_flt((uint32_t)pos) : -lkg_flt((uint32_t)neg);
+            } else if (pos == 0) {
+                mx = 0.0f;
+            } else {                                  /* +a and -a tie: the first one wins */
+                int j = 0;
+                while ((int32_t)(lkg_bits(xb[j]) & 0x7FFFFFFFu) != pos) j++;
+                mx = xb[j];
+            }
+            const float d = mx / -8.0f;
+            const float id = d != 0.0f ? 1.0f / d : 0.0f;
+            lkg_put_fp16(yb, d);
+            uint8_t qs[16];
+            for (int j = 0; j < 16; j++) {
+                const float v0 = xb[j] * id;
+                const float v1 = xb[j + 16] * id;
+                /* (int8_t)(int32_t)v as a sign extension of the low byte (vectorises) */
+                int32_t q0 = (int32_t)((uint32_t)(int32_t)(v0 + 8.5f) << 24) >> 24;
+                int32_t q1 = (int32_t)((uint32_t)(int32_t)(v1 + 8.5f) << 24) >> 24;
+                q0 = q0 < 15 ? q0 : 15;
+                q1 = q1 < 15 ? q1 : 15;
+                qs[j] = (uint8_t)((uint8_t)q0 | ((uint8_t)q1 << 4));
+            }
+            memcpy(yb + 2, qs, 16);
+        }
+    }
+
+    LKG_AVX2 static void lkg_q8_0_avx2(const float *x, uint8_t *y, Py_ssize_t nb) {
+        for (Py_ssize_t i = 0; i < nb; i++) {
+            const float *xb = x + 32 * i;
+            uint8_t *yb = y + 34 * i;
+            int32_t am = 0;
+            for (int j = 0; j < 32; j++) {
+                int32_t a = (int32_t)(lkg_bits(xb[j]) & 0x7FFFFFFFu);
+                am = a > am ? a : am;
+            }
+            float amax;
+            if (am <= 0x7F800000) {
+                amax = lkg_flt((uint32_t)am);
+            } else {                                  /* NaN: replay C's MAX() loop */
+                amax = 0.0f;
+                for (int j = 0; j < 32; j++) {
+                    const float av = fabsf(xb[j]);
+                    amax = amax > av ? amax : av;
+                }
+            }
+            const float d = amax / 127.0f;
+            const float id = d != 0.0f ? 1.0f / d : 0.0f;
+            lkg_put_fp16(yb, d);
+            if (id > 3.4028234663852886e+38f) {       /* 1/d overflowed, see q_q8_0 */
+                memset(yb + 2, 0, 32);
+                continue;
+            }
+            int8_t q[32];
+            for (int j = 0; j < 32; j++) {
+                const float v = xb[j] * id;
+                const int32_t t = (int32_t)v;
+                const float fr = v - (float)t;
+                q[j] = (int8_t)(t + (fr >= 0.5f) - (fr <= -0.5f));
+            }
+            memcpy(yb + 2, q, 32);
+        }
+    }
+
+    static int lkg_level = -1;
+    static int lkg_simd_level(int force) {
+        if (force >= 0) {
+            __builtin_cpu_init();
+            lkg_level = (force >= 2 && __builtin_cpu_supports("avx2")) ? 2 : 0;
+        } else if (lkg_level < 0) {
+            const char *env = getenv("LAYOUTKIT_GGML_KERNELS");
+            __builtin_cpu_init();
+            lkg_level = (env && strcmp(env, "portable") == 0) ? 0
+                        : (__builtin_cpu_supports("avx2") ? 2 : 0);
+        }
+        return lkg_level;
+    }
+    #else
+    static void lkg_q4_0_avx2(const float *x, uint8_t *y, Py_ssize_t nb) {
+        (void)x; (void)y; (void)nb;
+    }
+    static void lkg_q8_0_avx2(const float *x, uint8_t *y, Py_ssize_t nb) {
+        (void)x; (void)y; (void)nb;
+    }
+    static int lkg_simd_level(int force) { (void)force; return 0; }
+    #endif
+    """
+    int lkg_simd_level(int force) nogil
+    void lkg_q4_0_avx2(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil
+    void lkg_q8_0_avx2(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil
+
+
 ctypedef void (*quant_fn)(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil
 ctypedef void (*dequant_fn)(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil
 
@@ -206,21 +356,29 @@ cdef inline float absmax_first(const float *x, int n) noexcept nogil:
 
     Same result as ggml's ``if (amax < fabsf(v)) { amax = fabsf(v); max = v; }``
     (NaN never wins the strict comparison), computed on the integer bit
-    patterns in two branch-free passes so that both vectorise.
+    patterns in one branch-free pass that vectorises: the largest |x| among the
+    positive and among the negative elements decide the sign, and only a tie
+    between +a and -a needs a search for the first one.
     """
-    cdef int32_t am = 0, a, first = n, key
+    cdef int32_t pos = 0, neg = 0, a, p, q
+    cdef uint32_t u
     cdef int j
     for j in range(n):
-        a = <int32_t>(fbits(x[j]) & 0x7FFFFFFF)
+        u = fbits(x[j])
+        a = <int32_t>(u & 0x7FFFFFFF)
         a = a if a <= 0x7F800000 else 0
-        am = a if a > am else am
-    if am == 0:
+        p = 0 if (u >> 31) else a
+        q = a if (u >> 31) else 0
+        pos = p if p > pos else pos
+        neg = q if q > neg else neg
+    if pos != neg:
+        return bitsf(<uint32_t>pos) if pos > neg else -bitsf(<uint32_t>neg)
+    if pos == 0:
         return <float>0.0
-    for j in range(n):
-        a = <int32_t>(fbits(x[j]) & 0x7FFFFFFF)
-        key = j if a == am else n
-        first = key if key < first else first
-    return x[first]
+    j = 0                                   # +a and -a tie: the first one wins
+    while <int32_t>(fbits(x[j]) & 0x7FFFFFFF) != pos:
+        j += 1
+    return x[j]
 
 
 cdef inline float amax_seq(const float *x, int n) noexcept nogil:
@@ -1395,7 +1553,7 @@ cdef quant_fn _quant_fn(int t) noexcept nogil:
     if t == T_BF16:
         return q_bf16
     if t == T_Q4_0:
-        return q_q4_0
+        return lkg_q4_0_avx2 if lkg_simd_level(-1) == 2 else q_q4_0
     if t == T_Q4_1:
         return q_q4_1
     if t == T_Q5_0:
@@ -1403,7 +1561,7 @@ cdef quant_fn _quant_fn(int t) noexcept nogil:
     if t == T_Q5_1:
         return q_q5_1
     if t == T_Q8_0:
-        return q_q8_0
+        return lkg_q8_0_avx2 if lkg_simd_level(-1) == 2 else q_q8_0
     if t == T_Q8_1:
         return q_q8_1
     if t == T_Q8_K:
@@ -1485,6 +1643,24 @@ cdef dequant_fn _dequant_fn(int t) noexcept nogil:
     if t == T_Q2_0:
         return dq_q2_0
     return NULL
+
+
+def kernels(str force=None):
+    """The Q4_0/Q8_0 quantize kernels in use: ``"avx2"`` or ``"portable"``.
+
+    ``force="portable"`` or ``"avx2"`` switches (``"avx2"`` only if the CPU has it);
+    the environment variable ``LAYOUTKIT_GGML_KERNELS=portable`` sets the default.
+    """
+    cdef int level
+    if force is None:
+        level = lkg_simd_level(-1)
+    elif force == "portable":
+        level = lkg_simd_level(0)
+    elif force == "avx2":
+        level = lkg_simd_level(2)
+    else:
+        raise ValueError(f"force={force!r}: expected 'portable' or 'avx2'")
+    return "avx2" if level == 2 else "portable"
 
 
 def can_quantize(int type_id):
