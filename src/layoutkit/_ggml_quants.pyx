@@ -68,6 +68,7 @@ cdef extern from *:
     #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_WIN32)
     #define LKG_HAVE_AVX2 1
     #define LKG_AVX2 __attribute__((target("avx2")))
+    #include <immintrin.h>
 
     static inline uint32_t lkg_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
     static inline float lkg_flt(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -90,62 +91,95 @@ cdef extern from *:
         p[1] = (uint8_t)(h >> 8);
     }
 
+    LKG_AVX2 static inline int32_t lkg_hmax(__m256i v) {
+        __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4E));
+        m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xB1));
+        return _mm_cvtsi128_si32(m);
+    }
+
+    /* 32 int32 lanes holding values 0..255 -> 32 bytes in element order */
+    LKG_AVX2 static inline void lkg_store_bytes32(uint8_t *p, __m256i t0, __m256i t1,
+                                                  __m256i t2, __m256i t3) {
+        const __m256i b = _mm256_packus_epi16(_mm256_packus_epi32(t0, t1),
+                                              _mm256_packus_epi32(t2, t3));
+        const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        _mm256_storeu_si256((__m256i *)p, _mm256_permutevar8x32_epi32(b, order));
+    }
+
     LKG_AVX2 static void lkg_q4_0_avx2(const float *x, uint8_t *y, Py_ssize_t nb) {
+        const __m256i absmask = _mm256_set1_epi32(0x7FFFFFFF);
+        const __m256i infbits = _mm256_set1_epi32(0x7F800000);
+        const __m256i zero = _mm256_setzero_si256();
+        const __m256i fifteen = _mm256_set1_epi32(15);
+        const __m256i lowbyte = _mm256_set1_epi32(0xFF);
+        const __m256 half8 = _mm256_set1_ps(8.5f);
         for (Py_ssize_t i = 0; i < nb; i++) {
             const float *xb = x + 32 * i;
             uint8_t *yb = y + 18 * i;
             /* the first element with the largest |x| (NaN skipped), in one pass:
                the largest |x| among positive and among negative elements */
-            int32_t pos = 0, neg = 0;
-            for (int j = 0; j < 32; j++) {
-                const uint32_t u = lkg_bits(xb[j]);
-                int32_t a = (int32_t)(u & 0x7FFFFFFFu);
-                a = a <= 0x7F800000 ? a : 0;
-                const int32_t is_neg = (int32_t)u < 0;
-                const int32_t p = is_neg ? 0 : a, n = is_neg ? a : 0;
-                pos = p > pos ? p : pos;
-                neg = n > neg ? n : neg;
+            __m256i pos = zero, neg = zero;
+            for (int k = 0; k < 4; k++) {
+                const __m256i u = _mm256_loadu_si256((const __m256i *)(xb + 8 * k));
+                __m256i a = _mm256_and_si256(u, absmask);
+                a = _mm256_andnot_si256(_mm256_cmpgt_epi32(a, infbits), a);
+                const __m256i isneg = _mm256_cmpgt_epi32(zero, u);
+                pos = _mm256_max_epi32(pos, _mm256_andnot_si256(isneg, a));
+                neg = _mm256_max_epi32(neg, _mm256_and_si256(isneg, a));
             }
-            float mx;
-            if (pos != neg) {
-                mx = pos > neg ? lkg_flt((uint32_t)pos) : -lkg_flt((uint32_t)neg);
-            } else if (pos == 0) {
-                mx = 0.0f;
-            } else {                                  /* +a and -a tie: the first one wins */
-                int j = 0;
-                while ((int32_t)(lkg_bits(xb[j]) & 0x7FFFFFFFu) != pos) j++;
-                mx = xb[j];
+            const int32_t p = lkg_hmax(pos), n = lkg_hmax(neg);
+            /* branch-free: the sign of the max is random data */
+            uint32_t mbits = p > n ? (uint32_t)p : ((uint32_t)n | 0x80000000u);
+            if (p == n) {
+                mbits = 0;
+                if (p != 0) {                         /* +a and -a tie: the first one wins */
+                    int j = 0;
+                    while ((int32_t)(lkg_bits(xb[j]) & 0x7FFFFFFFu) != p) j++;
+                    mbits = lkg_bits(xb[j]);
+                }
             }
+            const float mx = lkg_flt(mbits);
             const float d = mx / -8.0f;
             const float id = d != 0.0f ? 1.0f / d : 0.0f;
             lkg_put_fp16(yb, d);
-            uint8_t qs[16];
-            for (int j = 0; j < 16; j++) {
-                const float v0 = xb[j] * id;
-                const float v1 = xb[j + 16] * id;
-                /* (int8_t)(int32_t)v as a sign extension of the low byte (vectorises) */
-                int32_t q0 = (int32_t)((uint32_t)(int32_t)(v0 + 8.5f) << 24) >> 24;
-                int32_t q1 = (int32_t)((uint32_t)(int32_t)(v1 + 8.5f) << 24) >> 24;
-                q0 = q0 < 15 ? q0 : 15;
-                q1 = q1 < 15 ? q1 : 15;
-                qs[j] = (uint8_t)((uint8_t)q0 | ((uint8_t)q1 << 4));
+            const __m256 vid = _mm256_set1_ps(id);
+            __m256i q[4];
+            for (int k = 0; k < 4; k++) {
+                const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(xb + 8 * k), vid);
+                __m256i t = _mm256_cvttps_epi32(_mm256_add_ps(v, half8));
+                t = _mm256_srai_epi32(_mm256_slli_epi32(t, 24), 24);    /* (int8_t) */
+                t = _mm256_min_epi32(t, fifteen);                          /* MIN(15, .) */
+                q[k] = _mm256_and_si256(t, lowbyte);                       /* (uint8_t) */
             }
-            memcpy(yb + 2, qs, 16);
+            /* qs[j] = xi[j] | xi[j + 16] << 4, truncated to a byte */
+            const __m256i lo = _mm256_and_si256(
+                _mm256_or_si256(q[0], _mm256_slli_epi32(q[2], 4)), lowbyte);
+            const __m256i hi = _mm256_and_si256(
+                _mm256_or_si256(q[1], _mm256_slli_epi32(q[3], 4)), lowbyte);
+            const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xD8);
+            const __m128i b = _mm_packus_epi16(_mm256_castsi256_si128(w),
+                                               _mm256_extracti128_si256(w, 1));
+            _mm_storeu_si128((__m128i *)(yb + 2), b);
         }
     }
 
     LKG_AVX2 static void lkg_q8_0_avx2(const float *x, uint8_t *y, Py_ssize_t nb) {
+        const __m256i absmask = _mm256_set1_epi32(0x7FFFFFFF);
+        const __m256i lowbyte = _mm256_set1_epi32(0xFF);
+        const __m256 phalf = _mm256_set1_ps(0.5f), nhalf = _mm256_set1_ps(-0.5f);
         for (Py_ssize_t i = 0; i < nb; i++) {
             const float *xb = x + 32 * i;
             uint8_t *yb = y + 34 * i;
-            int32_t am = 0;
-            for (int j = 0; j < 32; j++) {
-                int32_t a = (int32_t)(lkg_bits(xb[j]) & 0x7FFFFFFFu);
-                am = a > am ? a : am;
+            __m256i am = _mm256_setzero_si256();
+            for (int k = 0; k < 4; k++) {
+                const __m256i u = _mm256_loadu_si256((const __m256i *)(xb + 8 * k));
+                am = _mm256_max_epi32(am, _mm256_and_si256(u, absmask));
             }
+            const int32_t a = lkg_hmax(am);
             float amax;
-            if (am <= 0x7F800000) {
-                amax = lkg_flt((uint32_t)am);
+            if (a <= 0x7F800000) {
+                amax = lkg_flt((uint32_t)a);
             } else {                                  /* NaN: replay C's MAX() loop */
                 amax = 0.0f;
                 for (int j = 0; j < 32; j++) {
@@ -160,14 +194,18 @@ cdef extern from *:
                 memset(yb + 2, 0, 32);
                 continue;
             }
-            int8_t q[32];
-            for (int j = 0; j < 32; j++) {
-                const float v = xb[j] * id;
-                const int32_t t = (int32_t)v;
-                const float fr = v - (float)t;
-                q[j] = (int8_t)(t + (fr >= 0.5f) - (fr <= -0.5f));
+            const __m256 vid = _mm256_set1_ps(id);
+            __m256i q[4];
+            for (int k = 0; k < 4; k++) {
+                /* roundf: truncate, then step away from zero when |fraction| >= 0.5 */
+                const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(xb + 8 * k), vid);
+                __m256i t = _mm256_cvttps_epi32(v);
+                const __m256 fr = _mm256_sub_ps(v, _mm256_cvtepi32_ps(t));
+                t = _mm256_sub_epi32(t, _mm256_castps_si256(_mm256_cmp_ps(fr, phalf, _CMP_GE_OQ)));
+                t = _mm256_add_epi32(t, _mm256_castps_si256(_mm256_cmp_ps(fr, nhalf, _CMP_LE_OQ)));
+                q[k] = _mm256_and_si256(t, lowbyte);                       /* (int8_t) */
             }
-            memcpy(yb + 2, q, 32);
+            lkg_store_bytes32(yb + 2, q[0], q[1], q[2], q[3]);
         }
     }
 
@@ -371,14 +409,16 @@ cdef inline float absmax_first(const float *x, int n) noexcept nogil:
         q = a if (u >> 31) else 0
         pos = p if p > pos else pos
         neg = q if q > neg else neg
-    if pos != neg:
-        return bitsf(<uint32_t>pos) if pos > neg else -bitsf(<uint32_t>neg)
-    if pos == 0:
-        return <float>0.0
-    j = 0                                   # +a and -a tie: the first one wins
-    while <int32_t>(fbits(x[j]) & 0x7FFFFFFF) != pos:
-        j += 1
-    return x[j]
+    # branch-free select (the sign of the max is random data)
+    u = <uint32_t>pos if pos > neg else (<uint32_t>neg | (<uint32_t>1 << 31))
+    if pos == neg:
+        u = 0
+        if pos != 0:
+            j = 0                           # +a and -a tie: the first one wins
+            while <int32_t>(fbits(x[j]) & 0x7FFFFFFF) != pos:
+                j += 1
+            u = fbits(x[j])
+    return bitsf(u)
 
 
 cdef inline float amax_seq(const float *x, int n) noexcept nogil:
