@@ -1,0 +1,1 @@
+"""Axis larod tensor pitches (work in progress)."""
