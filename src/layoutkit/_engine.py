@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ._errors import LayoutError
@@ -70,7 +71,9 @@ class _NoLinearPlan(Exception):
     pass
 
 
-def _build_plan(src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int) -> RepackPlan:
+def _build_plan(
+    src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int, conversion: Any = None
+) -> RepackPlan:
     """Refine both sides into kernel levels (see the module docstring)."""
     rank = len(shape)
     src_base = 0
@@ -130,9 +133,6 @@ def _build_plan(src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int) -
         and math.prod(lv[0] for lv in levels if lv[3] == d) == shape[d]
         for d in range(rank)
     ]
-    if any(shape[d] == 0 for d in range(rank)):
-        levels = []  # nothing to copy; every existing slot is padding
-        clean = [False] * rank
     levels = [lv for lv in levels if lv[0] != 1]
     for lv in levels:
         if clean[lv[3]]:
@@ -179,29 +179,135 @@ def _build_plan(src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int) -
         itemsize,
         src_base,
         dst_base,
+        *(conversion.plan_args() if conversion is not None else ()),
     )
 
 
 @lru_cache(maxsize=512)
 def _cached_plan(
-    src_key: Any, dst_key: Any, shape: tuple[int, ...], itemsize: int, src_strides: Any
+    src_key: Any,
+    dst_key: Any,
+    shape: tuple[int, ...],
+    itemsize: int,
+    src_strides: Any,
+    conversion: Conversion | None = None,
 ) -> RepackPlan | None:
+    """The plan for a repack; ``itemsize`` is the source's, the destination's comes from ``conversion``."""
     src_layout, dst_layout = src_key, dst_key
+    out_size = conversion.dst.itemsize if conversion is not None else itemsize
     if src_layout is None:
         src = _array_side(shape, src_strides)
     else:
         src = _layout_side(src_layout, shape, itemsize)
     if dst_layout is None:
-        cstrides = [itemsize] * len(shape)
+        cstrides = [out_size] * len(shape)
         for k in range(len(shape) - 2, -1, -1):
             cstrides[k] = cstrides[k + 1] * shape[k + 1]
         dst = _array_side(shape, tuple(cstrides))
     else:
-        dst = _layout_side(dst_layout, shape, itemsize)
+        dst = _layout_side(dst_layout, shape, out_size)
     try:
-        return _build_plan(src, dst, shape, itemsize)
+        return _build_plan(src, dst, shape, out_size, conversion)
     except _NoLinearPlan:
         return None
+
+
+# ---------------------------------------------------------------------------
+# Element conversion fused into the repack (quantize, dequantize, float casts)
+# ---------------------------------------------------------------------------
+
+_FLOAT_CODES = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(ml_dtypes.bfloat16): 2}
+_INT_CODES = {
+    np.dtype(np.int8): 3,
+    np.dtype(np.uint8): 4,
+    np.dtype(np.int16): 5,
+    np.dtype(np.uint16): 6,
+}
+_SUPPORTED = "float32, float16, bfloat16 (ml_dtypes), int8, uint8, int16, uint16"
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A validated element conversion from ``src`` to ``dst`` (see :func:`conversion`)."""
+
+    src: np.dtype
+    dst: np.dtype
+    kind: str  # "quantize", "dequantize" or "cast"
+    scale: float  # float32 value
+    zero_point: int
+
+    def plan_args(self) -> tuple[Any, ...]:
+        codes = {**_FLOAT_CODES, **_INT_CODES}
+        return (
+            self.src.itemsize,
+            codes[self.src],
+            codes[self.dst],
+            self.scale,
+            float(self.zero_point),
+        )
+
+    def apply(self, values: np.ndarray) -> np.ndarray:
+        """The same conversion with numpy (used where no linear plan exists)."""
+        if self.kind == "quantize":
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                v = values.astype(np.float32) / np.float32(self.scale)
+                r = np.rint(v) + np.float32(self.zero_point)
+                r[np.isnan(v)] = self.zero_point
+                info = np.iinfo(self.dst)
+                return np.clip(r, info.min, info.max).astype(self.dst)
+        if self.kind == "dequantize":
+            v = (values.astype(np.float32) - np.float32(self.zero_point)) * np.float32(self.scale)
+            return v.astype(self.dst)
+        with np.errstate(over="ignore"):
+            return values.astype(np.float32).astype(self.dst)
+
+
+def conversion(src: np.dtype, dtype: Any, scale: Any, zero_point: Any) -> Conversion | None:
+    """Validate ``dtype``/``scale``/``zero_point`` for input dtype ``src``; None if no conversion."""
+    if dtype is None or np.dtype(dtype) == src:
+        if dtype is None and (scale is not None or zero_point is not None):
+            raise LayoutError(
+                "scale/zero_point given without dtype=; pass the output dtype to quantize"
+            )
+        if dtype is not None and (scale is not None or zero_point is not None):
+            raise LayoutError(
+                f"dtype={np.dtype(dtype)} equals the input dtype: nothing to quantize"
+            )
+        return None
+    try:
+        dst = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype={dtype!r} is not a numpy dtype") from None
+    for name, dt in (("input dtype", src), ("dtype", dst)):
+        if dt not in _FLOAT_CODES and dt not in _INT_CODES:
+            raise LayoutError(f"{name} {dt} cannot be converted; supported: {_SUPPORTED}")
+    if src in _INT_CODES and dst in _INT_CODES:
+        raise LayoutError(
+            f"no conversion from {src} to {dst}: integer-to-integer requantization is not supported"
+        )
+    if src in _FLOAT_CODES and dst in _FLOAT_CODES:
+        if scale is not None or zero_point is not None:
+            raise LayoutError(f"{src} -> {dst} is a float cast; scale/zero_point do not apply")
+        return Conversion(src, dst, "cast", 1.0, 0)
+    kind = "quantize" if dst in _INT_CODES else "dequantize"
+    int_dtype = dst if kind == "quantize" else src
+    if scale is None:
+        raise LayoutError(f"{src} -> {dst} ({kind}) needs scale=, e.g. scale=1/128")
+    try:
+        scale32 = float(np.float32(scale))
+    except (TypeError, ValueError):
+        raise TypeError(f"scale={scale!r}: expected a float") from None
+    if not (np.isfinite(scale32) and scale32 > 0):
+        raise LayoutError(f"scale={scale!r}: expected a finite float > 0 (as float32)")
+    zp = 0 if zero_point is None else zero_point
+    if isinstance(zp, bool) or not isinstance(zp, (int, np.integer)):
+        raise TypeError(f"zero_point={zero_point!r}: expected an int")
+    info = np.iinfo(int_dtype)
+    if not info.min <= int(zp) <= info.max:
+        raise LayoutError(
+            f"zero_point={zp} does not fit {int_dtype} (range {info.min}..{info.max})"
+        )
+    return Conversion(src, dst, kind, scale32, int(zp))
 
 
 # ---------------------------------------------------------------------------
@@ -226,12 +332,12 @@ def _as_array(x: Any, name: str) -> np.ndarray:
 
 def _pad_bytes(pad_value: Any, dtype: np.dtype) -> np.ndarray:
     if type(pad_value) in (int, float, bool):
-        return _pad_bytes_cached(type(pad_value), pad_value, dtype)
+        return _pad_bytes_cached(type(pad_value).__name__, pad_value, dtype)
     return _pad_bytes_uncached(pad_value, dtype)
 
 
 @lru_cache(maxsize=256)
-def _pad_bytes_cached(kind: type, pad_value: Any, dtype: np.dtype) -> np.ndarray:
+def _pad_bytes_cached(kind: str, pad_value: Any, dtype: np.dtype) -> np.ndarray:
     result = _pad_bytes_uncached(pad_value, dtype)
     result.setflags(write=False)
     return result
@@ -286,9 +392,18 @@ def _check_out(
 
 
 def _run(
-    plan: RepackPlan | None, fallback: Any, src: np.ndarray, dst: np.ndarray, pad: np.ndarray
+    plan: RepackPlan | None,
+    fallback: Any,
+    src: np.ndarray,
+    dst: np.ndarray,
+    pad: np.ndarray,
+    shape: tuple[int, ...],
 ) -> None:
     if dst.size == 0:
+        return
+    if 0 in shape:
+        # No data at all: every slot that exists is padding.
+        dst.reshape(-1).view(np.uint8).reshape(dst.size, -1)[:] = pad
         return
     if plan is None:
         fallback()
@@ -301,7 +416,16 @@ def _run(
 # ---------------------------------------------------------------------------
 
 
-def pack(layout: Layout, x: Any, pad_value: Any = 0, out: np.ndarray | None = None) -> np.ndarray:
+def pack(
+    layout: Layout,
+    x: Any,
+    pad_value: Any = 0,
+    out: np.ndarray | None = None,
+    *,
+    dtype: Any = None,
+    scale: Any = None,
+    zero_point: Any = None,
+) -> np.ndarray:
     arr = _as_array(x, "x")
     if arr.ndim != layout.rank:
         raise LayoutError(
@@ -309,24 +433,34 @@ def pack(layout: Layout, x: Any, pad_value: Any = 0, out: np.ndarray | None = No
             f"has rank {layout.rank}"
         )
     shape = tuple(arr.shape)
-    layout.check_dtype(arr.dtype, "x: dtype")
+    conv = conversion(arr.dtype, dtype, scale, zero_point)
+    out_dtype = conv.dst if conv is not None else arr.dtype
+    layout.check_dtype(out_dtype, "dtype" if conv is not None else "x: dtype")
     phys = layout.physical_shape(shape)
-    pad = _pad_bytes(pad_value, arr.dtype)
+    pad = _pad_bytes(pad_value, out_dtype)
     if out is None:
-        result = np.empty(phys, dtype=arr.dtype)
+        result = np.empty(phys, dtype=out_dtype)
     else:
-        result = _check_out(out, arr.dtype, phys, (arr,))
-    itemsize = arr.dtype.itemsize
-    plan = _cached_plan(None, layout, shape, itemsize, tuple(arr.strides))
+        result = _check_out(out, out_dtype, phys, (arr,))
+    plan = _cached_plan(None, layout, shape, arr.dtype.itemsize, tuple(arr.strides), conv)
 
     def fallback() -> None:
-        _gather(arr, None, layout, shape, result, pad)
+        _gather(arr, None, layout, shape, result, pad, conv)
 
-    _run(plan, fallback, arr, result, pad)
+    _run(plan, fallback, arr, result, pad, shape)
     return result
 
 
-def unpack(layout: Layout, buf: Any, shape: Any, out: np.ndarray | None = None) -> np.ndarray:
+def unpack(
+    layout: Layout,
+    buf: Any,
+    shape: Any,
+    out: np.ndarray | None = None,
+    *,
+    dtype: Any = None,
+    scale: Any = None,
+    zero_point: Any = None,
+) -> np.ndarray:
     arr = _as_array(buf, "buf")
     sh = layout.check_shape(shape)
     layout.check_dtype(arr.dtype, "buf: dtype")
@@ -338,17 +472,19 @@ def unpack(layout: Layout, buf: Any, shape: Any, out: np.ndarray | None = None) 
         )
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
+    conv = conversion(arr.dtype, dtype, scale, zero_point)
+    out_dtype = conv.dst if conv is not None else arr.dtype
     if out is None:
-        result = np.empty(sh, dtype=arr.dtype)
+        result = np.empty(sh, dtype=out_dtype)
     else:
-        result = _check_out(out, arr.dtype, sh, (arr,))
-    plan = _cached_plan(layout, None, sh, arr.dtype.itemsize, None)
-    pad = np.zeros(arr.dtype.itemsize, dtype=np.uint8)
+        result = _check_out(out, out_dtype, sh, (arr,))
+    plan = _cached_plan(layout, None, sh, arr.dtype.itemsize, None, conv)
+    pad = np.zeros(out_dtype.itemsize, dtype=np.uint8)
 
     def fallback() -> None:
-        _gather(arr, layout, None, sh, result, pad)
+        _gather(arr, layout, None, sh, result, pad, conv)
 
-    _run(plan, fallback, arr, result, pad)
+    _run(plan, fallback, arr, result, pad, sh)
     return result
 
 
@@ -359,11 +495,16 @@ def convert(
     dst: Any,
     pad_value: Any = 0,
     out: np.ndarray | None = None,
+    *,
+    dtype: Any = None,
+    scale: Any = None,
+    zero_point: Any = None,
 ) -> np.ndarray:
     """Repack ``buf`` (a tensor of logical ``shape`` in layout ``src``) into layout ``dst``.
 
     One pass, destination order, padding written in the same pass; the logical
-    tensor is never materialised.
+    tensor is never materialised. With ``dtype`` the elements are converted in
+    the same pass (see Parameters).
 
     Parameters
     ----------
@@ -377,14 +518,23 @@ def convert(
         agree (for channels-last storage of an NCHW tensor pass
         ``lk.Layout("NHWC", dims="NCHW")``).
     pad_value : scalar, optional
-        Written to every padding slot of ``dst`` (default 0).
+        Written to every padding slot of ``dst`` (default 0), in the output dtype.
     out : ndarray, optional
-        Destination array (C-contiguous, writeable, buf's dtype, ``dst.size(shape)`` elements).
+        Destination array (C-contiguous, writeable, output dtype, ``dst.size(shape)`` elements).
+    dtype : dtype, optional
+        Output element type. float32/float16/bfloat16 -> int8/uint8/int16/uint16
+        quantizes as ONNX QuantizeLinear (``x / scale`` in float32, round half to
+        even, ``+ zero_point``, saturate; NaN gives ``zero_point``); integer ->
+        float dequantizes as DequantizeLinear (``(q - zero_point) * scale`` in
+        float32); float -> float rounds to nearest even.
+    scale, zero_point : float, int, optional
+        Quantization parameters (per tensor); ``scale`` is required to (de)quantize.
 
     Returns
     -------
     ndarray
-        C-contiguous array of ``dst.physical_shape(shape)`` with buf's dtype.
+        C-contiguous array of ``dst.physical_shape(shape)`` with the output dtype
+        (buf's dtype unless ``dtype`` is given).
 
     Examples
     --------
@@ -411,8 +561,10 @@ def convert(
         )
     arr = _as_array(buf, "buf")
     sh = src_l.check_shape(shape)
+    conv = conversion(arr.dtype, dtype, scale, zero_point)
+    out_dtype = conv.dst if conv is not None else arr.dtype
     src_l.check_dtype(arr.dtype, "buf: dtype")
-    dst_l.check_dtype(arr.dtype, "buf: dtype")
+    dst_l.check_dtype(out_dtype, "dtype" if conv is not None else "buf: dtype")
     need = src_l.size(sh)
     if arr.size != need:
         raise LayoutError(
@@ -422,17 +574,17 @@ def convert(
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     phys = dst_l.physical_shape(sh)
-    pad = _pad_bytes(pad_value, arr.dtype)
+    pad = _pad_bytes(pad_value, out_dtype)
     if out is None:
-        result = np.empty(phys, dtype=arr.dtype)
+        result = np.empty(phys, dtype=out_dtype)
     else:
-        result = _check_out(out, arr.dtype, phys, (arr,))
-    plan = _cached_plan(src_l, dst_l, sh, arr.dtype.itemsize, None)
+        result = _check_out(out, out_dtype, phys, (arr,))
+    plan = _cached_plan(src_l, dst_l, sh, arr.dtype.itemsize, None, conv)
 
     def fallback() -> None:
-        _gather(arr, src_l, dst_l, sh, result, pad)
+        _gather(arr, src_l, dst_l, sh, result, pad, conv)
 
-    _run(plan, fallback, arr, result, pad)
+    _run(plan, fallback, arr, result, pad, sh)
     return result
 
 
@@ -471,6 +623,7 @@ def _gather(
     shape: tuple[int, ...],
     result: np.ndarray,
     pad: np.ndarray,
+    conv: Conversion | None = None,
 ) -> None:
     coords, valid = _logical_coords(dst, shape)
     valid = np.broadcast_to(valid, result.shape)
@@ -488,6 +641,8 @@ def _gather(
             off = off + digit * st
         values = flat[np.broadcast_to(off, result.shape)]
     values = np.broadcast_to(values, result.shape)
+    if conv is not None:
+        values = conv.apply(values)
     pad_elem = pad.view(result.dtype)[0] if result.dtype.itemsize else None
     np.copyto(result, values)
     if not valid.all():

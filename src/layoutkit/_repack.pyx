@@ -14,6 +14,7 @@ memcpy), so every numpy dtype, structured ones included, is supported.
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
@@ -55,6 +56,12 @@ cdef struct Plan:
     const int64_t* dcontig       # per level: dst C-contiguous from this level down
     const int64_t* below         # per level: elements in the box of levels [lev, nlev)
     const uint8_t* pad
+    # Fused element conversion (cast_src < 0: none; elements move unchanged).
+    Py_ssize_t src_esize
+    int cast_src
+    int cast_dst
+    float scale
+    float zero_point
 
 
 # ---------------------------------------------------------------------------
@@ -92,6 +99,11 @@ cdef extern from "layoutkit_interleave.h" nogil:
                       Py_ssize_t rows, Py_ssize_t lanes, int es)
     int lk_tile_lanes(int es)
     const char* lk_simd_name()
+
+
+cdef extern from "layoutkit_cast.h" nogil:
+    int lk_cast(void* dst, const void* src, Py_ssize_t n, Py_ssize_t s, int st, int dt,
+                float scale, float zp)
 
 
 def simd_name():
@@ -243,6 +255,57 @@ cdef void box2d(const char* src, char* dst, Py_ssize_t n0, Py_ssize_t s0, Py_ssi
         inner2d_bytes(src, dst, n0, s0, d0, n1, s1, d1, lo, hi, pad, es)
 
 
+cdef inline void copy_one(const Plan* P, char* dst, const char* src) noexcept nogil:
+    if P.cast_src < 0:
+        memcpy(dst, src, P.esize)
+    else:
+        lk_cast(dst, src, 1, P.src_esize, P.cast_src, P.cast_dst, P.scale, P.zero_point)
+
+
+cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_ssize_t s0,
+                     Py_ssize_t d0, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t d1,
+                     Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """A 2-D box with element conversion; lanes outside [lo, hi) get padding."""
+    cdef Py_ssize_t es = P.esize
+    cdef Py_ssize_t ses = P.src_esize
+    cdef Py_ssize_t i, j, i0, m, tile
+    cdef char* row
+    cdef char* tmp = NULL
+    if d1 == es and s1 == ses:
+        # Rows contiguous on both sides: convert straight into each row.
+        for i in range(n0):
+            row = dst + i * d0
+            fill_run(row, lo, P.pad, es)
+            lk_cast(row + lo * es, src + i * s0 + lo * ses, hi - lo, ses,
+                    P.cast_src, P.cast_dst, P.scale, P.zero_point)
+            fill_run(row + hi * es, n1 - hi, P.pad, es)
+        return
+    if s0 == ses and hi > lo:
+        # Lanes contiguous in the source: convert a tile of every data lane into
+        # an L1 scratch buffer of the destination type, then interleave it with
+        # the same kernels as a plain repack.
+        tile = 65536 // (n1 * es)
+        tile = 256 if tile > 256 else (8 if tile < 8 else tile)
+        tmp = <char*>malloc(tile * n1 * es)
+        if tmp != NULL:
+            i0 = 0
+            while i0 < n0:
+                m = n0 - i0 if n0 - i0 < tile else tile
+                for j in range(lo, hi):
+                    lk_cast(tmp + j * m * es, src + j * s1 + i0 * s0, m, ses,
+                            P.cast_src, P.cast_dst, P.scale, P.zero_point)
+                box2d(tmp, dst + i0 * d0, m, es, d0, n1, m * es, d1, lo, hi, P.pad, es)
+                i0 += m
+            free(tmp)
+            return
+    for i in range(n0):
+        for j in range(n1):
+            if lo <= j < hi:
+                copy_one(P, dst + i * d0 + j * d1, src + i * s0 + j * s1)
+            else:
+                memcpy(dst + i * d0 + j * d1, P.pad, es)
+
+
 # ---------------------------------------------------------------------------
 # Boxes over several levels
 # ---------------------------------------------------------------------------
@@ -261,7 +324,7 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     cdef Py_ssize_t ext[MAX_LEVELS]
     if lev >= nlev:
         if lo <= 0 < hi:
-            memcpy(dst, src, es)
+            copy_one(P, dst, src)
         else:
             memcpy(dst, P.pad, es)
         return
@@ -277,7 +340,10 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     if hi < lo:
         hi = lo
     if nlev - lev == 1:
-        box2d(src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi, P.pad, es)
+        if P.cast_src < 0:
+            box2d(src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi, P.pad, es)
+        else:
+            box2d_cast(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
         return
     a = nlev - 2   # the two innermost levels form the 2-D box
     n0, s0, d0 = ext[a], P.ss[a], P.ds[a]
@@ -289,7 +355,10 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     for k in range(lev, a):
         idx[k] = 0
     while True:
-        box2d(src, dst, n0, s0, d0, n1, s1, d1, lo, hi, P.pad, es)
+        if P.cast_src < 0:
+            box2d(src, dst, n0, s0, d0, n1, s1, d1, lo, hi, P.pad, es)
+        else:
+            box2d_cast(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
         k = a - 1
         while k >= lev:
             idx[k] += 1
@@ -370,7 +439,7 @@ cdef void walk(const Plan* P, int lev, const char* src, char* dst, const int64_t
         elif padmode:
             memcpy(dst, P.pad, P.esize)
         else:
-            memcpy(dst, src, P.esize)
+            copy_one(P, dst, src)
         return
     if lev >= nlev:
         # A single slot of a constrained dim: absent, or padding.
@@ -450,11 +519,13 @@ cdef class RepackPlan:
     """
 
     cdef readonly object ext, ss, ds, dim, wt, ranges, span, last_noninner, dcontig, below
-    cdef readonly int nlev, ndim
-    cdef readonly Py_ssize_t esize, src_base, dst_base
+    cdef readonly int nlev, ndim, cast_src, cast_dst
+    cdef readonly Py_ssize_t esize, src_esize, src_base, dst_base
+    cdef readonly float scale, zero_point
 
     def __init__(self, ext, ss, ds, dim, wt, ranges, span, int ndim, Py_ssize_t esize,
-                 Py_ssize_t src_base=0, Py_ssize_t dst_base=0):
+                 Py_ssize_t src_base=0, Py_ssize_t dst_base=0, Py_ssize_t src_esize=0,
+                 int cast_src=-1, int cast_dst=-1, float scale=1.0, float zero_point=0.0):
         cdef int k, lv
         self.ext = np.ascontiguousarray(ext, dtype=np.int64)
         self.ss = np.ascontiguousarray(ss, dtype=np.int64)
@@ -468,6 +539,15 @@ cdef class RepackPlan:
         self.esize = esize
         self.src_base = src_base
         self.dst_base = dst_base
+        self.src_esize = src_esize if src_esize else esize
+        self.cast_src = cast_src
+        self.cast_dst = cast_dst
+        self.scale = scale
+        self.zero_point = zero_point
+        if (cast_src < 0) != (cast_dst < 0) or cast_src >= 7 or cast_dst >= 7:
+            raise ValueError("invalid element conversion codes")
+        if cast_src < 0 and self.src_esize != esize:
+            raise ValueError("element sizes differ but no conversion is given")
         if self.nlev > MAX_LEVELS:
             raise ValueError(f"plan has {self.nlev} levels; at most {MAX_LEVELS} are supported")
         if ndim > MAX_DIMS:
@@ -523,6 +603,11 @@ cdef class RepackPlan:
         P.dcontig = &dcontig[0]
         P.below = &below[0]
         P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
+        P.src_esize = self.src_esize
+        P.cast_src = self.cast_src
+        P.cast_dst = self.cast_dst
+        P.scale = self.scale
+        P.zero_point = self.zero_point
         s = <const char*>cnp.PyArray_DATA(src) + self.src_base
         o = <char*>cnp.PyArray_DATA(dst) + self.dst_base
         with nogil:

@@ -276,7 +276,7 @@ class Layout:
         """Validate a logical shape for this layout and return it as a tuple of ints."""
         geometry = self._geometry_cache.get(shape) if type(shape) is tuple else None
         if geometry is not None:
-            return shape  # type: ignore[no-any-return]
+            return shape  # type: ignore[no-any-return,unused-ignore]
         sh = _int_tuple(shape, name)
         if len(sh) != self._rank:
             raise LayoutError(
@@ -433,7 +433,16 @@ class Layout:
 
     # -- data movement ----------------------------------------------------------
 
-    def pack(self, x: Any, pad_value: Any = 0, out: np.ndarray | None = None) -> np.ndarray:
+    def pack(
+        self,
+        x: Any,
+        pad_value: Any = 0,
+        out: np.ndarray | None = None,
+        *,
+        dtype: Any = None,
+        scale: float | None = None,
+        zero_point: int | None = None,
+    ) -> np.ndarray:
         """Pack a logical tensor into this layout.
 
         Parameters
@@ -441,28 +450,49 @@ class Layout:
         x : array_like
             The logical tensor (any dtype, any strides).
         pad_value : scalar, optional
-            Value written to every padding slot (default 0), converted to x's dtype.
+            Value written to every padding slot (default 0), in the output dtype.
         out : ndarray, optional
-            A writeable C-contiguous array of x's dtype with ``size(x.shape)`` elements.
+            A writeable C-contiguous array of the output dtype with ``size(x.shape)`` elements.
+        dtype, scale, zero_point : optional
+            Convert elements in the same pass: quantize (float -> int8/uint8/int16/uint16,
+            ONNX QuantizeLinear), dequantize (integer -> float) or a float cast
+            (float32/float16/bfloat16, round to nearest even). See :func:`layoutkit.convert`.
 
         Returns
         -------
         ndarray
-            C-contiguous, of ``physical_shape(x.shape)`` and x's dtype.
+            C-contiguous, of ``physical_shape(x.shape)``; x's dtype unless ``dtype`` is given.
+
+        Examples
+        --------
+        >>> import numpy as np, layoutkit as lk
+        >>> x = np.array([[[[0.5]], [[-1.0]], [[300.0]]]], dtype=np.float32)   # 1x3x1x1
+        >>> lk.Layout("NCHW4c").pack(x, dtype=np.int8, scale=0.5).ravel().tolist()
+        [1, -2, 127, 0]
         """
         from ._engine import pack
 
-        return pack(self, x, pad_value, out)
+        return pack(self, x, pad_value, out, dtype=dtype, scale=scale, zero_point=zero_point)
 
-    def unpack(self, buf: Any, shape: Sequence[int], out: np.ndarray | None = None) -> np.ndarray:
+    def unpack(
+        self,
+        buf: Any,
+        shape: Sequence[int],
+        out: np.ndarray | None = None,
+        *,
+        dtype: Any = None,
+        scale: float | None = None,
+        zero_point: int | None = None,
+    ) -> np.ndarray:
         """Unpack a buffer in this layout to the logical tensor of ``shape``.
 
         ``buf`` must hold exactly ``size(shape)`` elements (any shape; its dtype is
-        the element type).
+        the element type). ``dtype``/``scale``/``zero_point`` convert the elements
+        in the same pass, as in :meth:`pack` (e.g. dequantize int8 to float32).
         """
         from ._engine import unpack
 
-        return unpack(self, buf, shape, out)
+        return unpack(self, buf, shape, out, dtype=dtype, scale=scale, zero_point=zero_point)
 
 
 def as_layout(value: Any, name: str, dims: str | None = None) -> Layout:

@@ -75,8 +75,10 @@ LK_DEFINE_INTERLEAVE(lk_interleave_avx2, __attribute__((target("avx2"))))
 #endif
 
 
-/* 0 = portable, 1 = sse4.1, 2 = avx2 */
+/* 0 = portable, 1 = sse4.1, 2 = avx2: the build used for interleaves. */
 static int lk_simd_level = -1;
+/* Whether the CPU runs AVX2 (element conversions prefer it: wider divides). */
+static int lk_avx2_ok = -1;
 
 static int lk_detect_simd(void) {
     const char *force = getenv("LAYOUTKIT_SIMD");
@@ -94,6 +96,20 @@ static int lk_detect_simd(void) {
 static inline int lk_simd(void) {
     if (lk_simd_level < 0) lk_simd_level = lk_detect_simd();
     return lk_simd_level;
+}
+
+static inline int lk_avx2(void) {
+    if (lk_avx2_ok < 0) {
+        int ok = 0;
+#ifdef LK_HAVE_X86_CLONES
+        if (lk_simd() != 0) {
+            __builtin_cpu_init();
+            ok = __builtin_cpu_supports("avx2") ? 1 : 0;
+        }
+#endif
+        lk_avx2_ok = ok;
+    }
+    return lk_avx2_ok;
 }
 
 static inline void lk_interleave(void *restrict out, const void *const *lanes, ptrdiff_t m,

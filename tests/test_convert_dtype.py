@@ -1,0 +1,203 @@
+"""Element conversion fused into the repack: quantize, dequantize, float casts.
+
+References are written here with numpy (ONNX QuantizeLinear / DequantizeLinear
+formulas, numpy's and ml_dtypes' round-to-nearest-even casts) and compared byte
+for byte, over layouts that reach every kernel path.
+"""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import ref_pack
+
+import layoutkit as lk
+
+FLOATS = [np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)]
+INTS = [np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.uint16)]
+LAYOUTS = [
+    ("NCHW", "NCHW"),
+    ("NHWC", "NCHW"),
+    ("NCHW4c", "NCHW"),
+    ("HCWN4c", "NCHW"),
+    ("HCWN8c", "NCHW"),
+    ("NCHW32c", "NCHW"),
+    ("NHWC8h8w32c", "NCHW"),
+    ("NCHW3c", "NCHW"),
+]
+
+
+def quantize_ref(x, scale, zero_point, dtype):
+    """ONNX QuantizeLinear in float32; NaN -> zero point (layoutkit policy)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = x.astype(np.float32) / np.float32(scale)
+        r = np.rint(v) + np.float32(zero_point)
+        r[np.isnan(v)] = zero_point
+        info = np.iinfo(dtype)
+        return np.clip(r, info.min, info.max).astype(dtype)
+
+
+def dequantize_ref(q, scale, zero_point, dtype):
+    return ((q.astype(np.float32) - np.float32(zero_point)) * np.float32(scale)).astype(dtype)
+
+
+def _image(shape, dtype, seed=0, special=True):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 150).astype(np.float32)
+    if special:
+        flat = x.reshape(-1)
+        flat[::53] = np.nan
+        flat[1::97] = np.inf
+        flat[2::89] = -np.inf
+        flat[3::31] = 0.5  # exact ties after division by 1
+        flat[4::37] = -2.5
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize(("tag", "dims"), LAYOUTS)
+@pytest.mark.parametrize("src", FLOATS, ids=str)
+@pytest.mark.parametrize("dst", INTS, ids=str)
+def test_quantize_pack(tag, dims, src, dst):
+    shape = (2, 5, 11, 37)
+    x = _image(shape, src)
+    scale, zp = (1.0, 3) if dst.kind == "i" else (0.75, 128)
+    layout = lk.Layout(tag, dims=dims)
+    got = layout.pack(x, dtype=dst, scale=scale, zero_point=zp)
+    want = ref_pack(quantize_ref(x, scale, zp, dst), tag, dims=dims)
+    assert got.dtype == dst
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(("tag", "dims"), LAYOUTS)
+@pytest.mark.parametrize("q", INTS, ids=str)
+@pytest.mark.parametrize("dst", FLOATS, ids=str)
+def test_dequantize_unpack(tag, dims, q, dst):
+    shape = (1, 7, 13, 29)
+    rng = np.random.default_rng(1)
+    info = np.iinfo(q)
+    logical = rng.integers(info.min, info.max, shape, endpoint=True).astype(q)
+    layout = lk.Layout(tag, dims=dims)
+    buf = layout.pack(logical)
+    got = layout.unpack(buf, shape, dtype=dst, scale=0.0078125, zero_point=int(info.min) + 5)
+    want = dequantize_ref(logical, 0.0078125, int(info.min) + 5, dst)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(("tag", "dims"), LAYOUTS)
+@pytest.mark.parametrize("src", FLOATS, ids=str)
+@pytest.mark.parametrize("dst", FLOATS, ids=str)
+def test_float_casts(tag, dims, src, dst):
+    if src == dst:
+        pytest.skip("no conversion")
+    shape = (1, 9, 10, 33)
+    x = _image(shape, src, seed=2)
+    layout = lk.Layout(tag, dims=dims)
+    got = layout.pack(x, dtype=dst)
+    with np.errstate(over="ignore"):
+        want = ref_pack(x.astype(np.float32).astype(dst), tag, dims=dims)
+    # NaN payloads are not pinned; everything else is bit-exact.
+    gv, wv = got.astype(np.float32), want.astype(np.float32)
+    assert np.array_equal(np.isnan(gv), np.isnan(wv))
+    ok = ~np.isnan(wv)
+    assert (
+        got.view(f"u{got.dtype.itemsize}")[ok].tobytes()
+        == want.view(f"u{want.dtype.itemsize}")[ok].tobytes()
+    )
+
+
+def test_every_half_to_float32_exact():
+    halves = np.arange(65536, dtype=np.uint16).view(np.float16).reshape(1, 1, 1, -1)
+    got = lk.Layout("NCHW").pack(halves, dtype=np.float32)
+    want = halves.astype(np.float32)
+    ok = ~np.isnan(want)
+    assert np.array_equal(got[ok].view(np.uint32), want[ok].view(np.uint32))
+    assert np.isnan(got[~ok]).all()
+
+
+def test_random_float32_bits_round_to_nearest_even():
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2**32, 300_000, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32).reshape(1, 1, 1, -1)
+    ok = ~np.isnan(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for dt in (np.float16, ml_dtypes.bfloat16):
+            got = lk.Layout("NCHW").pack(x, dtype=dt)
+            want = x.astype(dt)
+            assert np.array_equal(got.view(np.uint16)[ok], want.view(np.uint16)[ok])
+            assert np.isnan(got[~ok].astype(np.float32)).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    c=st.integers(1, 40),
+    hw=st.integers(1, 300),
+    scale=st.floats(1e-3, 1e3, allow_nan=False, allow_infinity=False),
+    zp=st.integers(-128, 127),
+    tag=st.sampled_from(["HCWN4c", "HCWN8c", "HCWN16c", "NHWC", "NCHW4c"]),
+    seed=st.integers(0, 2**16),
+)
+def test_quantize_property(c, hw, scale, zp, tag, seed):
+    x = _image((1, c, 1, hw), np.float32, seed=seed)
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, dtype=np.int8, scale=scale, zero_point=zp)
+    assert (
+        got.tobytes() == ref_pack(quantize_ref(x, scale, zp, np.int8), tag, dims="NCHW").tobytes()
+    )
+    back = layout.unpack(got, x.shape, dtype=np.float32, scale=scale, zero_point=zp)
+    assert (
+        back.tobytes()
+        == dequantize_ref(quantize_ref(x, scale, zp, np.int8), scale, zp, np.float32).tobytes()
+    )
+
+
+def test_convert_with_quantize_between_layouts():
+    x = _image((1, 3, 50, 70), np.float32)
+    a, b = lk.Layout("NHWC", dims="NCHW"), lk.Layout("HCWN4c", dims="NCHW")
+    got = lk.convert(
+        a.pack(x), x.shape, a, b, dtype=np.uint8, scale=1 / 64, zero_point=128, pad_value=0
+    )
+    assert (
+        got.tobytes()
+        == ref_pack(quantize_ref(x, 1 / 64, 128, np.uint8), "HCWN4c", dims="NCHW").tobytes()
+    )
+
+
+def test_pad_value_in_output_dtype():
+    x = np.ones((1, 3, 2, 2), np.float32)
+    got = lk.Layout("NCHW4c").pack(x, dtype=np.int8, scale=1.0, zero_point=0, pad_value=-7)
+    assert got[..., 3].ravel().tolist() == [-7] * 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"dtype": np.int8}, lk.LayoutError, "needs scale"),
+        ({"dtype": np.int8, "scale": 0.0}, lk.LayoutError, "scale"),
+        ({"dtype": np.int8, "scale": float("nan")}, lk.LayoutError, "scale"),
+        ({"dtype": np.int8, "scale": 1.0, "zero_point": 300}, lk.LayoutError, "zero_point"),
+        ({"dtype": np.int8, "scale": 1.0, "zero_point": 1.5}, TypeError, "zero_point"),
+        ({"scale": 1.0}, lk.LayoutError, "without dtype"),
+        ({"dtype": np.float64}, lk.LayoutError, "supported"),
+        ({"dtype": np.float16, "scale": 2.0}, lk.LayoutError, "float cast"),
+        ({"dtype": np.float32, "scale": 2.0}, lk.LayoutError, "nothing to quantize"),
+    ],
+)
+def test_conversion_errors(kwargs, exc, match):
+    x = np.zeros((1, 3, 2, 2), np.float32)
+    with pytest.raises(exc, match=match):
+        lk.Layout("NCHW4c").pack(x, **kwargs)
+
+
+def test_integer_to_integer_is_refused():
+    q = np.zeros((1, 4, 2, 2), np.int8)
+    with pytest.raises(lk.LayoutError, match="integer-to-integer"):
+        lk.Layout("NCHW4c").pack(q, dtype=np.uint8, scale=1.0)
+
+
+def test_quantize_through_the_gather_fallback():
+    """Blocks of 3 and 4 on one dim have no linear plan; the result must not change."""
+    x = _image((1, 7, 5, 6), np.float32)
+    a, b = lk.Layout("NCHW3c"), lk.Layout("NCHW4c")
+    got = lk.convert(a.pack(x), x.shape, a, b, dtype=np.int8, scale=0.5, zero_point=-3)
+    assert got.tobytes() == ref_pack(quantize_ref(x, 0.5, -3, np.int8), "NCHW4c").tobytes()
