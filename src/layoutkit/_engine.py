@@ -318,6 +318,11 @@ def conversion(src: np.dtype, dtype: Any, scale: Any, zero_point: Any) -> Conver
 def _as_array(x: Any, name: str) -> np.ndarray:
     if isinstance(x, np.ndarray):
         arr = x
+    elif hasattr(x, "__dlpack__") and not hasattr(x, "__array_interface__"):
+        try:  # torch, jax, cupy-on-host...: zero-copy through DLPack
+            arr = np.from_dlpack(x)
+        except (TypeError, BufferError, RuntimeError) as exc:
+            raise TypeError(f"{name}: cannot be viewed through DLPack ({exc})") from None
     else:
         try:
             arr = np.asarray(x)
@@ -540,8 +545,11 @@ def convert(
     --------
     >>> import numpy as np, layoutkit as lk
     >>> x = np.arange(6, dtype=np.uint8).reshape(1, 3, 1, 2)      # NCHW
-    >>> lk.convert(x, x.shape, "NCHW", "NHWC").ravel().tolist()
+    >>> lk.convert(x, x.shape, "NCHW", lk.Layout("NHWC", dims="NCHW")).ravel().tolist()
     [0, 2, 4, 1, 3, 5]
+    >>> f = np.array([0.3, -1.7, 2.5], np.float32).reshape(1, 3, 1, 1)
+    >>> lk.convert(f, f.shape, "NCHW", "NCHW4c", dtype=np.int8, scale=0.5).ravel().tolist()
+    [1, -3, 5, 0]
     """
     from .layout import as_layout
 
