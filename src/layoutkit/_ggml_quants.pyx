@@ -112,7 +112,6 @@ cdef extern from *:
         const __m256i infbits = _mm256_set1_epi32(0x7F800000);
         const __m256i zero = _mm256_setzero_si256();
         const __m256i fifteen = _mm256_set1_epi32(15);
-        const __m256i lowbyte = _mm256_set1_epi32(0xFF);
         const __m256 half8 = _mm256_set1_ps(8.5f);
         for (Py_ssize_t i = 0; i < nb; i++) {
             const float *xb = x + 32 * i;
@@ -122,13 +121,26 @@ cdef extern from *:
             __m256i pos = zero, neg = zero;
             for (int k = 0; k < 4; k++) {
                 const __m256i u = _mm256_loadu_si256((const __m256i *)(xb + 8 * k));
-                __m256i a = _mm256_and_si256(u, absmask);
-                a = _mm256_andnot_si256(_mm256_cmpgt_epi32(a, infbits), a);
+                const __m256i a = _mm256_and_si256(u, absmask);
                 const __m256i isneg = _mm256_cmpgt_epi32(zero, u);
                 pos = _mm256_max_epi32(pos, _mm256_andnot_si256(isneg, a));
                 neg = _mm256_max_epi32(neg, _mm256_and_si256(isneg, a));
             }
-            const int32_t p = lkg_hmax(pos), n = lkg_hmax(neg);
+            int32_t p = lkg_hmax(pos), n = lkg_hmax(neg);
+            if (p > 0x7F800000 || n > 0x7F800000) {  /* NaN present: redo, skipping NaN */
+                pos = zero;
+                neg = zero;
+                for (int k = 0; k < 4; k++) {
+                    const __m256i u = _mm256_loadu_si256((const __m256i *)(xb + 8 * k));
+                    __m256i a = _mm256_and_si256(u, absmask);
+                    a = _mm256_andnot_si256(_mm256_cmpgt_epi32(a, infbits), a);
+                    const __m256i isneg = _mm256_cmpgt_epi32(zero, u);
+                    pos = _mm256_max_epi32(pos, _mm256_andnot_si256(isneg, a));
+                    neg = _mm256_max_epi32(neg, _mm256_and_si256(isneg, a));
+                }
+                p = lkg_hmax(pos);
+                n = lkg_hmax(neg);
+            }
             /* branch-free: the sign of the max is random data */
             uint32_t mbits = p > n ? (uint32_t)p : ((uint32_t)n | 0x80000000u);
             if (p == n) {
@@ -140,23 +152,22 @@ cdef extern from *:
                 }
             }
             const float mx = lkg_flt(mbits);
-            const float d = mx / -8.0f;
+            const float d = mx * -0.125f;   /* == max / -8: both round the same exact value */
             const float id = d != 0.0f ? 1.0f / d : 0.0f;
             lkg_put_fp16(yb, d);
             const __m256 vid = _mm256_set1_ps(id);
             __m256i q[4];
             for (int k = 0; k < 4; k++) {
                 const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(xb + 8 * k), vid);
-                __m256i t = _mm256_cvttps_epi32(_mm256_add_ps(v, half8));
-                t = _mm256_srai_epi32(_mm256_slli_epi32(t, 24), 24);    /* (int8_t) */
-                t = _mm256_min_epi32(t, fifteen);                          /* MIN(15, .) */
-                q[k] = _mm256_and_si256(t, lowbyte);                       /* (uint8_t) */
+                const __m256i t = _mm256_cvttps_epi32(_mm256_add_ps(v, half8));
+                /* MIN(15, (int8_t)t): t is in [0, 16] whenever x*id is finite (|x*id|
+                   <= 8 up to rounding), and NaN/inf give INT_MIN whose int8 is 0;
+                   so clamping to [0, 15] is exact */
+                q[k] = _mm256_max_epi32(_mm256_min_epi32(t, fifteen), zero);
             }
-            /* qs[j] = xi[j] | xi[j + 16] << 4, truncated to a byte */
-            const __m256i lo = _mm256_and_si256(
-                _mm256_or_si256(q[0], _mm256_slli_epi32(q[2], 4)), lowbyte);
-            const __m256i hi = _mm256_and_si256(
-                _mm256_or_si256(q[1], _mm256_slli_epi32(q[3], 4)), lowbyte);
+            /* qs[j] = xi[j] | xi[j + 16] << 4 */
+            const __m256i lo = _mm256_or_si256(q[0], _mm256_slli_epi32(q[2], 4));
+            const __m256i hi = _mm256_or_si256(q[1], _mm256_slli_epi32(q[3], 4));
             const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xD8);
             const __m128i b = _mm_packus_epi16(_mm256_castsi256_si128(w),
                                                _mm256_extracti128_si256(w, 1));
