@@ -684,3 +684,30 @@ def test_nan_follows_ggml_sequential_semantics():
     x = np.linspace(-1, 1, 32, dtype=np.float32)
     x[31] = np.nan
     assert G.quantize(x, "Q8_0").tobytes() == bytes.fromhex("007e") + bytes(32)
+
+
+def test_out_and_threads():
+    x = _data("normal", (64, 4096), 31)  # 8192 blocks: enough to split
+    ref = G.quantize(x, "Q4_0")
+    assert np.array_equal(G.quantize(x, "Q4_0", threads=2), ref)
+    buf = np.empty_like(ref)
+    assert G.quantize(x, "Q4_0", out=buf) is buf and np.array_equal(buf, ref)
+    y = G.dequantize(ref, "Q4_0")
+    assert np.array_equal(G.dequantize(ref, "Q4_0", threads=3), y)
+    ybuf = np.empty_like(y)
+    assert G.dequantize(ref, "Q4_0", out=ybuf) is ybuf and np.array_equal(ybuf, y)
+    k = G.quantize(x[:2, :256] * 0, "Q8_K", out=np.full((2, 292), 7, np.uint8))
+    assert not k.any()  # bsums of zero blocks are 0, even in a reused buffer
+    with pytest.raises(LayoutError, match="shape"):
+        G.quantize(x, "Q4_0", out=np.empty((64, 10), np.uint8))
+    with pytest.raises(LayoutError, match="dtype"):
+        G.dequantize(ref, "Q4_0", out=np.empty(y.shape, np.float64))
+    with pytest.raises(LayoutError, match="C-contiguous"):
+        G.dequantize(ref, "Q4_0", out=np.empty(y.shape[::-1], np.float32).T)
+    with pytest.raises(TypeError, match="numpy array"):
+        G.quantize(x, "Q4_0", out=bytearray(ref.size))
+    with pytest.raises(LayoutError, match="threads"):
+        G.quantize(x, "Q4_0", threads=0)
+    q = np.zeros(34 * 16, np.uint8)
+    with pytest.raises(LayoutError, match="overlap"):
+        G.dequantize(q[:136], "Q8_0", out=q[:512].view(np.float32))

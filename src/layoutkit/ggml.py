@@ -373,7 +373,7 @@ def _is_float_dtype(dt: np.dtype[Any]) -> bool:
         return False
 
 
-def quantize(x: Any, t: Any) -> np.ndarray:
+def quantize(x: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 1) -> np.ndarray:
     """Quantize the rows of ``x`` to GGML type ``t``, byte-exact with ggml's reference C code.
 
     Parameters
@@ -385,6 +385,12 @@ def quantize(x: Any, t: Any) -> np.ndarray:
     t : str, int or GGMLType
         One of F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, TQ1_0, TQ2_0,
         MXFP4 (and also Q8_K, NVFP4, Q1_0, Q2_0).
+    out : ndarray of uint8, optional
+        Destination (C-contiguous, writeable, the result's shape), e.g. to reuse
+        a buffer across calls.
+    threads : int
+        Worker threads (the kernel releases the GIL; rows of blocks are split
+        between them). Default 1; the results do not depend on it.
 
     Returns
     -------
@@ -427,18 +433,29 @@ def quantize(x: Any, t: Any) -> np.ndarray:
             f"x.shape[-1]={n} (x.shape={arr.shape}): expected a multiple of "
             f"{info.name}'s block size {info.block_size}"
         )
+    nthreads = _check_threads(threads)
     x32 = np.ascontiguousarray(arr, dtype=np.float32)
     out_shape = (*arr.shape[:-1], n // info.block_size * info.type_size)
-    alloc = np.zeros if info.id == GGMLType.Q8_K else np.empty
-    out = alloc(out_shape, dtype=np.uint8)
-    if out.size:
-        _k.quantize_blocks(
-            info.id, info.block_size, info.type_size, x32.reshape(-1), out.reshape(-1)
-        )
-    return out
+    if out is None:
+        alloc = np.zeros if info.id == GGMLType.Q8_K else np.empty
+        res = alloc(out_shape, dtype=np.uint8)
+    else:
+        res = _check_out(out, out_shape, np.dtype(np.uint8), x32)
+        if info.id == GGMLType.Q8_K:
+            res[...] = 0
+    _run(
+        _k.quantize_blocks,
+        info,
+        x32.reshape(-1),
+        res.reshape(-1),
+        info.block_size,
+        info.type_size,
+        nthreads,
+    )
+    return res
 
 
-def dequantize(q: Any, t: Any) -> np.ndarray:
+def dequantize(q: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 1) -> np.ndarray:
     """Dequantize GGML blocks of type ``t`` to float32, bit-exact with ggml's ``dequantize_row_*``.
 
     Parameters
@@ -448,6 +465,10 @@ def dequantize(q: Any, t: Any) -> np.ndarray:
         objects are taken as one row).
     t : str, int or GGMLType
         Any type of the table except I8..I64, F64 and removed ids.
+    out : ndarray of float32, optional
+        Destination (C-contiguous, writeable, the result's shape).
+    threads : int
+        Worker threads (default 1; the results do not depend on it).
 
     Returns
     -------
@@ -487,13 +508,83 @@ def dequantize(q: Any, t: Any) -> np.ndarray:
             f"q.shape[-1]={nbytes} (q.shape={arr.shape}): expected whole {info.name} blocks, "
             f"a multiple of {info.type_size} bytes"
         )
+    nthreads = _check_threads(threads)
     qc = np.ascontiguousarray(arr)
-    out = np.empty((*arr.shape[:-1], nbytes // info.type_size * info.block_size), np.float32)
-    if out.size:
-        _k.dequantize_blocks(
-            info.id, info.block_size, info.type_size, qc.reshape(-1), out.reshape(-1)
+    out_shape = (*arr.shape[:-1], nbytes // info.type_size * info.block_size)
+    if out is None:
+        res = np.empty(out_shape, np.float32)
+    else:
+        res = _check_out(out, out_shape, np.dtype(np.float32), qc)
+    _run(
+        _k.dequantize_blocks,
+        info,
+        qc.reshape(-1),
+        res.reshape(-1),
+        info.type_size,
+        info.block_size,
+        nthreads,
+    )
+    return res
+
+
+def _check_threads(threads: Any) -> int:
+    n = _as_int(threads, "threads")
+    if n < 1:
+        raise LayoutError(f"threads={n}: expected >= 1")
+    return n
+
+
+def _check_out(
+    out: Any, shape: tuple[int, ...], dtype: np.dtype[Any], src: np.ndarray
+) -> np.ndarray:
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out: expected a numpy array, got {type(out).__name__}")
+    if out.dtype != dtype or out.shape != shape:
+        raise LayoutError(
+            f"out: expected an array of shape {shape} and dtype {dtype}, "
+            f"got shape {out.shape} and dtype {out.dtype}"
         )
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise LayoutError("out: expected a C-contiguous, writeable array")
+    if np.shares_memory(out, src):
+        raise LayoutError("out: must not overlap the input")
     return out
+
+
+def _run(
+    kernel: Any,
+    info: TypeInfo,
+    src: np.ndarray,
+    dst: np.ndarray,
+    src_per_block: int,
+    dst_per_block: int,
+    threads: int,
+) -> None:
+    """Run a block kernel over whole blocks, split across ``threads`` (GIL released)."""
+    nblocks = src.size // src_per_block
+    if nblocks == 0:
+        return
+    chunks = min(threads, max(1, nblocks // 4096))  # >= 4096 blocks per thread
+    if chunks == 1:
+        kernel(info.id, info.block_size, info.type_size, src, dst)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = [nblocks * k // chunks for k in range(chunks + 1)]
+    with ThreadPoolExecutor(max_workers=chunks) as pool:
+        futures = [
+            pool.submit(
+                kernel,
+                info.id,
+                info.block_size,
+                info.type_size,
+                src[a * src_per_block : b * src_per_block],
+                dst[a * dst_per_block : b * dst_per_block],
+            )
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+        ]
+        for f in futures:
+            f.result()
 
 
 def _as_array(x: Any, name: str) -> np.ndarray:
