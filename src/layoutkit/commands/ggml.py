@@ -30,14 +30,15 @@ def _quantize(args: argparse.Namespace) -> int:
 
     x = _load_input(args.input)
     info = ggml.type_info(args.type)
-    q = ggml.quantize(x, info.id)
+    q = ggml.quantize(x, info.id, threads=args.threads)
     out = args.output or str(Path(args.input).with_suffix(f".{info.name.lower()}.bin"))
     q.tofile(out)
     shape = "x".join(map(str, x.shape))
+    bits = 8 * q.nbytes / max(x.size, 1)
     print(
-        f"{args.input}: {x.dtype} {shape} -> {info.name} {q.nbytes} bytes "
-        f"({x.size / max(len(q.reshape(-1)), 1):.2f} elements/byte) in {out}; "
-        f"read back with: layoutkit dequantize {out} --type {info.name} --shape {shape}"
+        f"{args.input}: {x.dtype} {shape} -> {info.name}, {q.nbytes} bytes ({bits:.4g} bits per "
+        f"element) in {out}; read it back with: "
+        f"layoutkit dequantize {out} --type {info.name} --shape {shape}"
     )
     return 0
 
@@ -73,7 +74,7 @@ def _dequantize(args: argparse.Namespace) -> int:
             f"input {args.input!r}: {raw.size} bytes, but {info.name} of shape "
             f"{'x'.join(map(str, shape))} needs {need} bytes"
         )
-    y = ggml.dequantize(raw.reshape(*shape[:-1], row_bytes), info.id)
+    y = ggml.dequantize(raw.reshape(*shape[:-1], row_bytes), info.id, threads=args.threads)
     out = args.output or str(p.with_suffix(".npy"))
     np.save(out, y)
     print(f"{args.input}: {info.name} {raw.size} bytes -> float32 {y.shape} in {out}")
@@ -122,6 +123,7 @@ def register(sub: Any) -> None:
     p.add_argument("input", help="a .npy file of float values; the last axis holds whole blocks")
     p.add_argument("--type", "-t", required=True, help="GGML type name, e.g. Q4_0, Q8_0, MXFP4")
     p.add_argument("-o", "--output", help="output file (default: INPUT.<type>.bin)")
+    p.add_argument("--threads", type=int, default=1, help="worker threads (default 1)")
 
     p = add_command(
         sub,
@@ -136,6 +138,7 @@ def register(sub: Any) -> None:
         "--shape", "-s", help="logical shape in numpy order, e.g. 4096x4096 (default: one row)"
     )
     p.add_argument("-o", "--output", help="output .npy file (default: INPUT.npy)")
+    p.add_argument("--threads", type=int, default=1, help="worker threads (default 1)")
 
     p = add_command(
         sub,
