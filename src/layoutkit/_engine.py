@@ -19,6 +19,7 @@ per-element offsets computed with numpy (correct, slower, rare).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -403,6 +404,7 @@ def _run(
     dst: np.ndarray,
     pad: np.ndarray,
     shape: tuple[int, ...],
+    threads: int | None = None,
 ) -> None:
     if dst.size == 0:
         return
@@ -413,7 +415,28 @@ def _run(
     if plan is None:
         fallback()
         return
-    plan.run(src, dst, pad)
+    plan.run(src, dst, pad, _thread_count(threads, dst.nbytes))
+
+
+_MIN_BYTES_PER_THREAD = 1 << 20
+
+
+def _thread_count(threads: int | None, nbytes: int) -> int:
+    """Threads for one repack: the argument, else $LAYOUTKIT_NUM_THREADS, else 1."""
+    if threads is None:
+        env = os.environ.get("LAYOUTKIT_NUM_THREADS", "")
+        try:
+            threads = int(env) if env else 1
+        except ValueError:
+            raise LayoutError(
+                f"LAYOUTKIT_NUM_THREADS={env!r}: expected a positive integer"
+            ) from None
+    elif isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads={threads!r}: expected an int")
+    if threads < 1:
+        raise LayoutError(f"threads={threads}: expected >= 1")
+    # Small tensors are not worth waking a pool for.
+    return max(1, min(int(threads), nbytes // _MIN_BYTES_PER_THREAD))
 
 
 # ---------------------------------------------------------------------------
@@ -430,6 +453,7 @@ def pack(
     dtype: Any = None,
     scale: Any = None,
     zero_point: Any = None,
+    threads: int | None = None,
 ) -> np.ndarray:
     arr = _as_array(x, "x")
     if arr.ndim != layout.rank:
@@ -452,7 +476,7 @@ def pack(
     def fallback() -> None:
         _gather(arr, None, layout, shape, result, pad, conv)
 
-    _run(plan, fallback, arr, result, pad, shape)
+    _run(plan, fallback, arr, result, pad, shape, threads)
     return result
 
 
@@ -465,6 +489,7 @@ def unpack(
     dtype: Any = None,
     scale: Any = None,
     zero_point: Any = None,
+    threads: int | None = None,
 ) -> np.ndarray:
     arr = _as_array(buf, "buf")
     sh = layout.check_shape(shape)
@@ -489,7 +514,7 @@ def unpack(
     def fallback() -> None:
         _gather(arr, layout, None, sh, result, pad, conv)
 
-    _run(plan, fallback, arr, result, pad, sh)
+    _run(plan, fallback, arr, result, pad, sh, threads)
     return result
 
 
@@ -504,6 +529,7 @@ def convert(
     dtype: Any = None,
     scale: Any = None,
     zero_point: Any = None,
+    threads: int | None = None,
 ) -> np.ndarray:
     """Repack ``buf`` (a tensor of logical ``shape`` in layout ``src``) into layout ``dst``.
 
@@ -534,6 +560,9 @@ def convert(
         float32); float -> float rounds to nearest even.
     scale, zero_point : float, int, optional
         Quantization parameters (per tensor); ``scale`` is required to (de)quantize.
+    threads : int, optional
+        Threads that split the work (default ``$LAYOUTKIT_NUM_THREADS`` or 1);
+        results are identical for any count. Tensors under 1 MiB use one.
 
     Returns
     -------
@@ -592,7 +621,7 @@ def convert(
     def fallback() -> None:
         _gather(arr, src_l, dst_l, sh, result, pad, conv)
 
-    _run(plan, fallback, arr, result, pad, sh)
+    _run(plan, fallback, arr, result, pad, sh, threads)
     return result
 
 

@@ -22,7 +22,12 @@ class RepackPlan:
     below: npt.NDArray[np.int64]
     nlev: int
     ndim: int
+    cast_src: int
+    cast_dst: int
     esize: int
+    src_esize: int
+    scale: float
+    zero_point: float
     src_base: int
     dst_base: int
     def __init__(
@@ -38,5 +43,13 @@ class RepackPlan:
         esize: int,
         src_base: int = 0,
         dst_base: int = 0,
+        src_esize: int = 0,
+        cast_src: int = -1,
+        cast_dst: int = -1,
+        scale: float = 1.0,
+        zero_point: float = 0.0,
     ) -> None: ...
-    def run(self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray) -> None: ...
+    def run(self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray, threads: int = 1) -> None: ...
+    def _run_slice(
+        self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray, t_lo: int, t_hi: int
+    ) -> None: ...

@@ -410,15 +410,20 @@ cdef void fill_levels(const Plan* P, int lev, char* dst, Py_ssize_t nfirst) noex
 # The walk: split the destination into data, padding and absent boxes
 # ---------------------------------------------------------------------------
 
-cdef void walk(const Plan* P, int lev, const char* src, char* dst, const int64_t* rng,
-               bint padmode) noexcept nogil:
-    # rng holds, per constrained dim, [e_lo, e_hi, v_lo, v_hi] relative to the
-    # digits already fixed above this level.
+cdef inline Py_ssize_t full_extent(const Plan* P, int lev) noexcept nogil:
+    return P.ext[lev] if lev < P.nlev else 1
+
+
+cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const char* src,
+               char* dst, const int64_t* rng, bint padmode) noexcept nogil:
+    # Digits [t_lo, t_hi) of level ``lev`` (the whole level except for the slices
+    # threads take of level 0). rng holds, per constrained dim,
+    # [e_lo, e_hi, v_lo, v_hi] relative to the digits already fixed above.
     cdef int nd = P.ndim
     cdef int nlev = P.nlev
     cdef int k, d, ncon = 0, necon = 0, con = -1
     cdef int64_t sp, a, b, w, e_lo, e_hi, v_lo, v_hi
-    cdef Py_ssize_t t, t2, n
+    cdef Py_ssize_t t, t2, n, nxt
     cdef int64_t child[4 * MAX_DIMS]
     cdef bint d_econ = False
     for k in range(nd):
@@ -433,9 +438,10 @@ cdef void walk(const Plan* P, int lev, const char* src, char* dst, const int64_t
     if ncon == 0:
         if lev < nlev:
             if padmode:
-                fill_levels(P, lev, dst, P.ext[lev])
+                fill_levels(P, lev, dst + t_lo * P.ds[lev], t_hi - t_lo)
             else:
-                copy_levels(P, lev, src, dst, P.ext[lev], 0, ALL_LANES)
+                copy_levels(P, lev, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev],
+                            t_hi - t_lo, 0, ALL_LANES)
         elif padmode:
             memcpy(dst, P.pad, P.esize)
         else:
@@ -449,24 +455,26 @@ cdef void walk(const Plan* P, int lev, const char* src, char* dst, const int64_t
     if (ncon == 1 and necon == 0 and not padmode and P.dim[nlev - 1] == con
             and P.last_noninner[con] < lev):
         # Only the innermost level is constrained: copy with padded lanes.
-        copy_levels(P, lev, src, dst, P.ext[lev], rng[4 * con + 2], rng[4 * con + 3])
+        copy_levels(P, lev, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev], t_hi - t_lo,
+                    rng[4 * con + 2], rng[4 * con + 3])
         return
 
     for k in range(4 * nd):
         child[k] = rng[k]
     d = <int>P.dim[lev]
-    n = P.ext[lev]
+    n = t_hi
+    nxt = full_extent(P, lev + 1)
     if d < 0 or not (rng[4 * d] > 0 or rng[4 * d + 1] < P.span[lev * nd + d]
                      or (not padmode and (rng[4 * d + 2] > 0
                                           or rng[4 * d + 3] < P.span[lev * nd + d]))):
-        for t in range(n):
-            walk(P, lev + 1, src + t * P.ss[lev], dst + t * P.ds[lev], child, padmode)
+        for t in range(t_lo, t_hi):
+            walk(P, lev + 1, 0, nxt, src + t * P.ss[lev], dst + t * P.ds[lev], child, padmode)
         return
 
     d_econ = rng[4 * d] > 0 or rng[4 * d + 1] < P.span[lev * nd + d]
     w = P.wt[lev]
     e_lo, e_hi, v_lo, v_hi = rng[4 * d], rng[4 * d + 1], rng[4 * d + 2], rng[4 * d + 3]
-    t = 0
+    t = t_lo
     while t < n:
         a = t * w
         b = a + w
@@ -483,7 +491,7 @@ cdef void walk(const Plan* P, int lev, const char* src, char* dst, const int64_t
             else:
                 child[4 * d], child[4 * d + 1], child[4 * d + 2], child[4 * d + 3] = 0, w, 0, w
                 while t < t2:
-                    walk(P, lev + 1, src + t * P.ss[lev], dst + t * P.ds[lev], child, False)
+                    walk(P, lev + 1, 0, nxt, src + t * P.ss[lev], dst + t * P.ds[lev], child, False)
                     t += 1
             t = t2
         elif padmode or b <= v_lo or a >= v_hi:
@@ -497,17 +505,17 @@ cdef void walk(const Plan* P, int lev, const char* src, char* dst, const int64_t
                 else:
                     child[4 * d], child[4 * d + 1] = 0, w
                     while t < t2:
-                        walk(P, lev + 1, src, dst + t * P.ds[lev], child, True)
+                        walk(P, lev + 1, 0, nxt, src, dst + t * P.ds[lev], child, True)
                         t += 1
                 t = t2
             else:
                 child[4 * d], child[4 * d + 1] = e_lo - a, e_hi - a
-                walk(P, lev + 1, src, dst + t * P.ds[lev], child, True)
+                walk(P, lev + 1, 0, nxt, src, dst + t * P.ds[lev], child, True)
                 t += 1
         else:
             child[4 * d], child[4 * d + 1] = e_lo - a, e_hi - a
             child[4 * d + 2], child[4 * d + 3] = v_lo - a, v_hi - a
-            walk(P, lev + 1, src + t * P.ss[lev], dst + t * P.ds[lev], child, False)
+            walk(P, lev + 1, 0, nxt, src + t * P.ss[lev], dst + t * P.ds[lev], child, False)
             t += 1
 
 
@@ -573,8 +581,30 @@ cdef class RepackPlan:
         self.dcontig = dcontig
 
     def run(self, cnp.ndarray src not None, cnp.ndarray dst not None,
-            cnp.ndarray pad not None):
-        """Execute the plan from ``src`` (element [0,...,0] is the base) into ``dst``."""
+            cnp.ndarray pad not None, int threads=1):
+        """Execute the plan from ``src`` (element [0,...,0] is the base) into ``dst``.
+
+        With ``threads > 1`` the digits of the outermost level are split into
+        slices that threads of a shared pool run with the GIL released; every
+        slice writes its own part of ``dst``, so results equal one thread's.
+        """
+        cdef Py_ssize_t n0
+        if pad.nbytes < self.esize:
+            raise ValueError("pad pattern is shorter than one element")
+        n0 = self.ext[0] if self.nlev else 1
+        if threads <= 1 or self.nlev < 2 or n0 < 2:
+            self._run_slice(src, dst, pad, 0, n0)
+            return
+        slices = min(n0, threads * 4)
+        bounds = [n0 * k // slices for k in range(slices + 1)]
+        pool = _pool(threads)
+        futures = [pool.submit(self._run_slice, src, dst, pad, bounds[k], bounds[k + 1])
+                   for k in range(slices) if bounds[k] < bounds[k + 1]]
+        for f in futures:
+            f.result()
+
+    def _run_slice(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad,
+                   Py_ssize_t t_lo, Py_ssize_t t_hi):
         cdef Plan P
         cdef const int64_t[::1] ext = self.ext
         cdef const int64_t[::1] ss = self.ss
@@ -588,8 +618,6 @@ cdef class RepackPlan:
         cdef const int64_t[::1] below = self.below
         cdef const char* s
         cdef char* o
-        if pad.nbytes < self.esize:
-            raise ValueError("pad pattern is shorter than one element")
         P.nlev = self.nlev
         P.ndim = self.ndim
         P.esize = self.esize
@@ -611,4 +639,21 @@ cdef class RepackPlan:
         s = <const char*>cnp.PyArray_DATA(src) + self.src_base
         o = <char*>cnp.PyArray_DATA(dst) + self.dst_base
         with nogil:
-            walk(&P, 0, s, o, &rng[0], False)
+            walk(&P, 0, t_lo, t_hi, s, o, &rng[0], False)
+
+
+_POOL = None
+_POOL_SIZE = 0
+
+
+def _pool(int threads):
+    """A process-wide thread pool, grown on demand (threads only wait on the kernel)."""
+    global _POOL, _POOL_SIZE
+    if _POOL is None or _POOL_SIZE < threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        if _POOL is not None:
+            _POOL.shutdown(wait=False)
+        _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="layoutkit")
+        _POOL_SIZE = threads
+    return _POOL

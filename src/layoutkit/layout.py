@@ -442,6 +442,7 @@ class Layout:
         dtype: Any = None,
         scale: float | None = None,
         zero_point: int | None = None,
+        threads: int | None = None,
     ) -> np.ndarray:
         """Pack a logical tensor into this layout.
 
@@ -457,6 +458,8 @@ class Layout:
             Convert elements in the same pass: quantize (float -> int8/uint8/int16/uint16,
             ONNX QuantizeLinear), dequantize (integer -> float) or a float cast
             (float32/float16/bfloat16, round to nearest even). See :func:`layoutkit.convert`.
+        threads : int, optional
+            Threads to split the work over (default ``$LAYOUTKIT_NUM_THREADS`` or 1).
 
         Returns
         -------
@@ -472,7 +475,16 @@ class Layout:
         """
         from ._engine import pack
 
-        return pack(self, x, pad_value, out, dtype=dtype, scale=scale, zero_point=zero_point)
+        return pack(
+            self,
+            x,
+            pad_value,
+            out,
+            dtype=dtype,
+            scale=scale,
+            zero_point=zero_point,
+            threads=threads,
+        )
 
     def unpack(
         self,
@@ -483,16 +495,20 @@ class Layout:
         dtype: Any = None,
         scale: float | None = None,
         zero_point: int | None = None,
+        threads: int | None = None,
     ) -> np.ndarray:
         """Unpack a buffer in this layout to the logical tensor of ``shape``.
 
         ``buf`` must hold exactly ``size(shape)`` elements (any shape; its dtype is
         the element type). ``dtype``/``scale``/``zero_point`` convert the elements
-        in the same pass, as in :meth:`pack` (e.g. dequantize int8 to float32).
+        in the same pass, as in :meth:`pack` (e.g. dequantize int8 to float32);
+        ``threads`` splits the work as in :meth:`pack`.
         """
         from ._engine import unpack
 
-        return unpack(self, buf, shape, out, dtype=dtype, scale=scale, zero_point=zero_point)
+        return unpack(
+            self, buf, shape, out, dtype=dtype, scale=scale, zero_point=zero_point, threads=threads
+        )
 
 
 def as_layout(value: Any, name: str, dims: str | None = None) -> Layout:
