@@ -472,3 +472,58 @@ def test_pack_view_errors():
         larod.offset(dims, "uint8", p, (0, 0, 2, 0))
     with pytest.raises(E, match="entry 3 is -1"):
         larod.offset(dims, "uint8", p, (0, 0, 0, -1))
+
+
+# --------------------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------------------
+
+
+def test_cli_pitches(capsys):
+    from layoutkit.cli import main
+
+    argv = ["pitches", "--dims", "1,3,250,250", "--dtype", "float32", "--layout", "NCHW"]
+    assert main([*argv, "--align", "1,1,1,32"]) == 0
+    out = capsys.readouterr().out
+    assert "pitches: 768000,768000,256000,1024" in out and "row pitch: 1024" in out
+    assert (
+        main(
+            [
+                "pitches",
+                "--dims",
+                "3,224,300",
+                "--dtype",
+                "UINT8",
+                "--layout",
+                "420SP",
+                "--align",
+                "1,32,32",
+            ]
+        )
+        == 0
+    )
+    assert "pitches: 107520,71680,320" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "pitches",
+                "--dims",
+                "1,224,300,3",
+                "--dtype",
+                "uint8",
+                "--layout",
+                "NHWC",
+                "--align",
+                "1,1,32,4",
+            ]
+        )
+        == 0
+    )
+    assert "pitches: 272384,272384,1216,4" in capsys.readouterr().out
+    assert main([*argv, "--pitches", "768000,768000,256000,1024"]) == 0
+    assert "are valid" in capsys.readouterr().out
+    assert main([*argv, "--pitches", "1,2,3,4"]) == 2
+    assert "pitches[3] = 4 is smaller" in capsys.readouterr().err
+    assert main(["pitches", "--dims", "1,3,x", "--dtype", "uint8"]) == 2
+    assert main(["pitches", "--dims", "1,3,4", "--dtype", "uint8"]) == 2
+    assert "needs 4 dims" in capsys.readouterr().err

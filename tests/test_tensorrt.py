@@ -679,3 +679,28 @@ def test_zero_extent():
     buf = trt.to_format(x, "kCHW4")
     assert buf.shape == (0, 2, 2, 2, 4)
     assert trt.from_format(buf, "kCHW4", x.shape).shape == x.shape
+
+
+# --------------------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------------------
+
+
+def test_cli_trt_formats(capsys):
+    from layoutkit.cli import main
+
+    assert main(["trt-formats"]) == 0
+    out = capsys.readouterr().out
+    for f in trt.TensorFormat:
+        assert f" {f.name} " in out
+    assert "kCHW4       vector-major   4        1         3  INT8\n" in out
+    assert "FP16 (DLA only)" in out
+    assert main(["trt-formats", "--trt-version", "8.x", "-v"]) == 0
+    out = capsys.readouterr().out
+    assert "kCHW4       vector-major   4        1         3  INT8, FP16\n" in out
+    assert "TensorRT 10.9-10.11: INT8, FP16, BF16" in out
+    assert main(["trt-formats", "--shape", "2x10x3x4", "--dtype", "fp16"]) == 0
+    out = capsys.readouterr().out
+    assert "| [2][3][4][16]" in out
+    assert main(["trt-formats", "--trt-version", "seven"]) == 2
+    assert "version=" in capsys.readouterr().err

@@ -19,6 +19,8 @@ COMMAND_MODULES = (
     "layoutkit.commands.core",
     "layoutkit.commands.htp",
     "layoutkit.commands.ggml",
+    "layoutkit.commands.tensorrt",
+    "layoutkit.commands.larod",
 )
 
 
