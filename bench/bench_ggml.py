@@ -42,6 +42,12 @@ def _version(dist: str) -> str:
         return "?"
 
 
+def _kernels() -> str:
+    from layoutkit import _ggml_quants
+
+    return str(_ggml_quants.kernels())
+
+
 def timeit(fn: Callable[[], Any], repeat: int) -> tuple[Any, float, float]:
     """Run ``fn`` ``repeat`` times; return its last result, the best and the median time."""
     times = []
@@ -116,6 +122,21 @@ def main(argv: list[str] | None = None) -> int:
 
     for op, bl, ml, bg, mg, same in rows:
         print(f"{op:<16}{bl:>12.0f} ({ml:>6.0f}){bg:>12.0f} ({mg:>6.0f}){bl / bg:>9.1f}x  {same}")
+
+    # the same calls writing into a reused output buffer (out=): no page faults for a
+    # fresh result, i.e. the kernels' own speed
+    print(f"\nlayoutkit with a reused output buffer (out=), kernels: {_kernels()}")
+    for name in ("Q4_0", "Q8_0"):
+        q = lk.ggml.quantize(x, name)
+        y = lk.ggml.dequantize(q, name)
+        _, bq, mq = timeit(lambda name=name, q=q: lk.ggml.quantize(x, name, out=q), args.repeat)
+        _, bd, md = timeit(
+            lambda name=name, q=q, y=y: lk.ggml.dequantize(q, name, out=y), args.repeat
+        )
+        print(
+            f"  {name}: quantize {mb / bq:.0f} ({mb / mq:.0f}) MB/s, "
+            f"dequantize {mb / bd:.0f} ({mb / md:.0f}) MB/s"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(
