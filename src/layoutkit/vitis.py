@@ -935,16 +935,20 @@ def plan_chain(
 def _layout_chain(
     cpu_shape: tuple[int, ...], cpu: Format, hw: Format, where: str = "cpu_shape"
 ) -> list[Transformation]:
-    """The canonical CPU -> HW layout steps (seed-systems.md §2.6)."""
+    """The canonical CPU -> HW layout steps (seed-systems.md §2.6).
+
+    ``where`` names the shape in messages (e.g. ``inputs[0] 'x'.cpu_shape``).
+    """
+    prefix = where[: -len("cpu_shape")] if where.endswith("cpu_shape") else ""
+    if cpu.block is not None:
+        raise LayoutError(
+            f"{prefix}cpu_format is {cpu.name!r}; the CPU side must be a plain format "
+            "(NCHW, NHWC, NHW, NC, AB, ...): HCWNC formats are hardware formats"
+        )
     if len(cpu_shape) != cpu.rank:
         raise LayoutError(
             f"{where} is {list(cpu_shape)} ({len(cpu_shape)} dims); format {cpu.name} "
             f"needs {cpu.rank} dims ({cpu.letters})"
-        )
-    if cpu.block is not None:
-        raise LayoutError(
-            f"cpu_format is {cpu.name!r}; the CPU side must be a plain format "
-            "(NCHW, NHWC, NHW, NC, AB, ...): HCWNC formats are hardware formats"
         )
     if hw.block is not None:
         x = hw.block
@@ -965,19 +969,19 @@ def _layout_chain(
                 Transpose((1, 3, 2, 0, 4)),
             ]
         raise LayoutError(
-            f"cpu_format {cpu.name!r} cannot be converted to {hw.name}: HCWNC formats take "
+            f"{prefix}cpu_format {cpu.name!r} cannot be converted to {hw.name}: HCWNC formats take "
             "an NCHW or NHWC tensor"
         )
     if cpu.rank != hw.rank:
         raise LayoutError(
-            f"cpu_format {cpu.name!r} (rank {cpu.rank}) and hw_format {hw.name!r} "
+            f"{prefix}cpu_format {cpu.name!r} (rank {cpu.rank}) and hw_format {hw.name!r} "
             f"(rank {hw.rank}) have different ranks"
         )
     if cpu.letters == hw.letters or "AB" in (cpu.name, hw.name):
         return []
     if sorted(cpu.letters) != sorted(hw.letters):
         raise LayoutError(
-            f"cpu_format {cpu.name!r} and hw_format {hw.name!r} name different axes; "
+            f"{prefix}cpu_format {cpu.name!r} and hw_format {hw.name!r} name different axes; "
             "expected two orders of the same letters"
         )
     return [Transpose(tuple(cpu.letters.index(ch) for ch in hw.letters))]
@@ -1426,8 +1430,7 @@ class HsiTensor:
                 f"{raw['cpu_dtype']} -> {raw['hw_dtype']} needs a {what} scale: set "
                 "scale_factor (> 0) and zero_point, or give rt_transformations"
             )
-        assert scale is not None
-        return _scale(scale, f"{where}.scale_factor")
+        return _scale(raw["scale_factor"], f"{where}.scale_factor")
 
     def _hw_shape_message(
         self,
