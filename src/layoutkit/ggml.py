@@ -781,13 +781,12 @@ class Tensor:
             return False
         nxt *= self.ne[0] // info.block_size
         for i in range(1, GGML_MAX_DIMS):
-            if self.ne[i] != 1:
-                if i > n:
-                    if self.nb[i] != nxt:
-                        return False
-                    nxt *= self.ne[i]
-                else:
-                    nxt = self.ne[i] * self.nb[i]
+            if i > n:
+                if self.ne[i] != 1 and self.nb[i] != nxt:
+                    return False
+                nxt *= self.ne[i]
+            else:
+                nxt = self.ne[i] * self.nb[i]  # this dim need not be contiguous
         return True
 
     def is_contiguous(self) -> bool:
