@@ -42,7 +42,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -173,6 +173,11 @@ def _numpy_map() -> dict[DataType, np.dtype]:
     }
 
 
+@cache
+def _numpy_lookup() -> dict[np.dtype, DataType]:
+    return {v: k for k, v in _numpy_map().items()}
+
+
 def numpy_dtype(dt: Any) -> np.dtype:
     """The numpy dtype that holds one scalar of a TensorRT ``DataType``.
 
@@ -194,6 +199,14 @@ def data_type(value: Any, name: str = "dtype") -> DataType:
     >>> data_type("fp16"), data_type(np.int8)
     (<DataType.kHALF: 1>, <DataType.kINT8: 2>)
     """
+    if isinstance(value, np.dtype):
+        hit = _numpy_lookup().get(value)
+        if hit is not None:
+            return hit
+    return _data_type(value, name)
+
+
+def _data_type(value: Any, name: str) -> DataType:
     if isinstance(value, DataType):
         return value
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
@@ -594,6 +607,9 @@ class FormatInfo:
         return data_type(dtype) in self.dtypes
 
 
+_FORMAT_BY_UPPER = {m.name.upper(): m for m in TensorFormat}
+
+
 def _format(value: Any, name: str = "fmt") -> TensorFormat:
     if isinstance(value, TensorFormat):
         return value
@@ -606,10 +622,9 @@ def _format(value: Any, name: str = "fmt") -> TensorFormat:
             ) from None
     if isinstance(value, str):
         key = value.strip()
-        by_upper = {m.upper(): m for m in TensorFormat.__members__}
         for cand in (key.upper(), "K" + key.upper()):
-            if cand in by_upper:
-                return TensorFormat[by_upper[cand]]
+            if cand in _FORMAT_BY_UPPER:
+                return _FORMAT_BY_UPPER[cand]
         import difflib
 
         close = difflib.get_close_matches(key, list(TensorFormat.__members__), n=1)
@@ -757,10 +772,34 @@ def _plan(
     shape_name: str = "shape",
     dtype_name: str = "dtype",
 ) -> _Plan:
+    """Validate and normalise the arguments, then build (or reuse) the plan."""
     f = _format(fmt)
+    sh = _int_tuple(shape, shape_name)
+    dt = None if dtype is None else data_type(dtype, dtype_name)
+    dla_key = "orin" if dla is None else _dla_name(dla)
+    if device is not None and not isinstance(device, str):
+        raise TypeError(f"device: expected 'gpu' or 'dla', got {type(device).__name__}")
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict: expected a bool, got {type(strict).__name__}")
+    return _plan_cached(
+        f, sh, dt, dla_key, device, _version(version), strict, shape_name, dtype_name
+    )
+
+
+@lru_cache(maxsize=512)
+def _plan_cached(
+    f: TensorFormat,
+    sh: tuple[int, ...],
+    dtype: DataType | None,
+    dla: str,
+    device: str | None,
+    version: Version,
+    strict: bool,
+    shape_name: str,
+    dtype_name: str,
+) -> _Plan:
     info = format_info(f, version, strict)
     spec = _SPECS[f]
-    sh = _int_tuple(shape, shape_name)
     rank = len(sh)
     if any(s < 0 for s in sh):
         raise LayoutError(f"{shape_name}={sh}: extents must be >= 0")
