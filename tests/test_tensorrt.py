@@ -704,3 +704,25 @@ def test_cli_trt_formats(capsys):
     assert "| [2][3][4][16]" in out
     assert main(["trt-formats", "--trt-version", "seven"]) == 2
     assert "version=" in capsys.readouterr().err
+
+
+def test_cli_union_and_rank8(capsys):
+    from layoutkit.cli import main
+
+    assert main(["trt-formats", "--union"]) == 0
+    out = capsys.readouterr().out
+    assert "kCHW4       vector-major   4        1         3  INT8, FP16, BF16\n" in out
+    shape = (1, 2, 1, 2, 1, 5, 2, 3)
+    x = np.arange(math.prod(shape), dtype=np.int8).reshape(shape) % 100
+    buf = trt.to_format(x, "kCHW32")
+    np.testing.assert_array_equal(buf, ref_to_format(x, "kCHW32"))
+    np.testing.assert_array_equal(trt.from_format(buf, "kCHW32", shape), x)
+    assert trt.format_info("kCHW32").vectorized_dim(8) == 5
+
+
+def test_rank_0_to_2_linear():
+    assert trt.to_format(np.float32(3), "kLINEAR") == 3
+    assert trt.from_format(np.array([5.0], np.float32), "kLINEAR", ()) == 5
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    np.testing.assert_array_equal(trt.to_format(x, "LINEAR"), x)
+    np.testing.assert_array_equal(trt.from_format(x.ravel(), 0, (2, 3)), x)
