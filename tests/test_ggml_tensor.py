@@ -291,7 +291,7 @@ def test_bf16_and_quantized_tensors():
     assert p.layout_shape == (1, 3, 4, 2)
     out = lk.convert(p.base_elements(), p.layout_shape, p.layout(), "ABCD")
     assert out.tobytes() == p.cont().tobytes()
-    with pytest.raises(LayoutError, match="block size|innermost"):
+    with pytest.raises(LayoutError, match=r"block size|innermost"):
         q3.permute(1, 0, 2, 3).layout()
     with pytest.raises(TypeError, match="no GGML type"):
         G.from_numpy(np.zeros(3, np.uint16))
