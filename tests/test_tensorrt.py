@@ -711,7 +711,7 @@ def test_cli_union_and_rank8(capsys):
 
     assert main(["trt-formats", "--union"]) == 0
     out = capsys.readouterr().out
-    assert "kCHW4       vector-major   4        1         3  INT8, FP16, BF16\n" in out
+    assert "kCHW4       vector-major   4        1         3  FP16, INT8, BF16\n" in out
     shape = (1, 2, 1, 2, 1, 5, 2, 3)
     x = np.arange(math.prod(shape), dtype=np.int8).reshape(shape) % 100
     buf = trt.to_format(x, "kCHW32")
