@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 
 import ml_dtypes
@@ -928,3 +929,85 @@ def test_zero_channels_and_empty():
     hw = V.to_hw(x, "NCHW", "HCWNC4")
     assert hw.shape == (2, 0, 2, 1, 4)
     assert V.to_cpu(hw, "HCWNC4", (1, 0, 2, 2), "NCHW").shape == (1, 0, 2, 2)
+
+
+# ---------------------------------------------------------------------------
+# CLI: layoutkit hsi
+# ---------------------------------------------------------------------------
+
+
+def test_cli_show(capsys):
+    from layoutkit.cli import main
+
+    assert main(["hsi", str(DATA / "seed_rt_transformations.json")]) == 0
+    text = capsys.readouterr().out
+    assert "inputs[0] (transformations form)" in text
+    assert "3. transpose(perm=[3, 1, 4, 0, 2])" in text
+    assert "Layout('HCWN8c', dims='NCHW').pack + fp32->int8" in text
+    assert "hw:  32x1x32x1x8 NCHW (ignored" in text
+    assert main(["hsi", str(DATA / "seed_annotation.json")]) == 0
+    assert "0. cast(to_dtype=bf16)" in capsys.readouterr().out
+
+
+def test_cli_convert(tmp_path, capsys):
+    from layoutkit.cli import main
+
+    rep = DATA / "seed_rt_transformations.json"
+    x = np.random.default_rng(5).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    hw_path = tmp_path / "hw.bin"
+    assert main(["hsi", str(rep), "--input", f"0={tmp_path / 'x.npy'}", "-o", str(hw_path)]) == 0
+    entry = V.load_hsi(rep).inputs[0]
+    assert hw_path.read_bytes() == entry.to_hw(x).tobytes()
+    y_path = tmp_path / "y.npy"
+    assert main(["hsi", str(rep), "--output", f"0={hw_path}", "-o", str(y_path)]) == 0
+    y = np.load(y_path)
+    assert y.shape == (1, 4, 32, 32) and y.dtype == np.float32
+    assert np.array_equal(y, V.load_hsi(rep).outputs[0].to_cpu(np.fromfile(hw_path, np.int8)))
+    assert "-> cpu 1x4x32x32 fp32" in capsys.readouterr().out
+    # bf16 through .npy (saved as raw 2-byte records)
+    ann = DATA / "seed_annotation.json"
+    np.save(tmp_path / "hwb.npy", np.ones((30, 1, 30, 1, 4), BF16))
+    assert (
+        main(
+            [
+                "hsi",
+                str(ann),
+                "--output",
+                f"0={tmp_path / 'hwb.npy'}",
+                "-o",
+                str(tmp_path / "o.npy"),
+            ]
+        )
+        == 0
+    )
+    assert np.load(tmp_path / "o.npy").sum() == 3600
+
+
+@pytest.mark.parametrize(
+    ("args", "pattern"),
+    [
+        (["--input", "nope=x.npy"], "no input named 'nope'"),
+        (["--input", "x.npy"], "expected NAME=FILE"),
+        (["--input", "0=/no/file.npy"], "no such file"),
+        (["--output", "0=/no/file.bin"], "no such file"),
+        (["--input", "0=a", "--output", "0=b"], "either --input or --output"),
+        (["-o", "x.bin"], "-o needs --input"),
+    ],
+)
+def test_cli_errors(args, pattern, capsys):
+    from layoutkit.cli import main
+
+    assert main(["hsi", str(DATA / "seed_rt_transformations.json"), *args]) == 2
+    assert re.search(pattern, capsys.readouterr().err)
+
+
+def test_cli_bad_sizes(tmp_path, capsys):
+    from layoutkit.cli import main
+
+    (tmp_path / "hw.bin").write_bytes(b"\0" * 100)
+    rep = str(DATA / "seed_rt_transformations.json")
+    assert main(["hsi", rep, "--output", f"0={tmp_path / 'hw.bin'}"]) == 2
+    assert "100 bytes; expected 8192" in capsys.readouterr().err
+    assert main(["hsi", str(tmp_path / "missing.json")]) == 2
+    assert "no such file" in capsys.readouterr().err

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "layoutkit.commands.ggml",
     "layoutkit.commands.tensorrt",
     "layoutkit.commands.larod",
+    "layoutkit.commands.vitis",
 )
 
 
