@@ -98,6 +98,13 @@ cdef extern from *:
         return _mm_cvtsi128_si32(m);
     }
 
+    LKG_AVX2 static inline uint32_t lkg_hmaxu(__m256i v) {
+        __m128i m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4E));
+        m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xB1));
+        return (uint32_t)_mm_cvtsi128_si32(m);
+    }
+
     /* 32 int32 lanes holding values 0..255 -> 32 bytes in element order */
     LKG_AVX2 static inline void lkg_store_bytes32(uint8_t *p, __m256i t0, __m256i t1,
                                                   __m256i t2, __m256i t3) {
@@ -116,20 +123,21 @@ cdef extern from *:
         for (Py_ssize_t i = 0; i < nb; i++) {
             const float *xb = x + 32 * i;
             uint8_t *yb = y + 18 * i;
-            /* the first element with the largest |x| (NaN skipped), in one pass:
-               the largest |x| among positive and among negative elements */
-            __m256i pos = zero, neg = zero;
+            /* the first element with the largest |x| (NaN skipped), in one pass: the
+               largest |x| among positive elements is the signed max of the bit
+               patterns, among negative ones the unsigned max (sign bit set) */
+            __m256i smax = _mm256_set1_epi32(INT32_MIN), umax = zero;
             for (int k = 0; k < 4; k++) {
                 const __m256i u = _mm256_loadu_si256((const __m256i *)(xb + 8 * k));
-                const __m256i a = _mm256_and_si256(u, absmask);
-                const __m256i isneg = _mm256_cmpgt_epi32(zero, u);
-                pos = _mm256_max_epi32(pos, _mm256_andnot_si256(isneg, a));
-                neg = _mm256_max_epi32(neg, _mm256_and_si256(isneg, a));
+                smax = _mm256_max_epi32(smax, u);
+                umax = _mm256_max_epu32(umax, u);
             }
-            int32_t p = lkg_hmax(pos), n = lkg_hmax(neg);
+            const int32_t sm = lkg_hmax(smax);
+            const uint32_t um = lkg_hmaxu(umax);
+            int32_t p = sm > 0 ? sm : 0;
+            int32_t n = um >= 0x80000000u ? (int32_t)(um & 0x7FFFFFFFu) : 0;
             if (p > 0x7F800000 || n > 0x7F800000) {  /* NaN present: redo, skipping NaN */
-                pos = zero;
-                neg = zero;
+                __m256i pos = zero, neg = zero;
                 for (int k = 0; k < 4; k++) {
                     const __m256i u = _mm256_loadu_si256((const __m256i *)(xb + 8 * k));
                     __m256i a = _mm256_and_si256(u, absmask);
