@@ -69,6 +69,7 @@ cdef extern from *:
     #define LKG_HAVE_AVX2 1
     #define LKG_AVX2 __attribute__((target("avx2")))
     #include <immintrin.h>
+    #include <cpuid.h>
 
     static inline uint32_t lkg_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
     static inline float lkg_flt(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -228,16 +229,26 @@ cdef extern from *:
         }
     }
 
+    /* AVX2 usable: CPUID leaf 7 EBX bit 5, and the OS saves YMM state (OSXSAVE + XCR0) */
+    static int lkg_cpu_has_avx2(void) {
+        unsigned int a, b, c, d, lo, hi;
+        if (__get_cpuid_max(0, NULL) < 7) return 0;
+        __cpuid(1, a, b, c, d);
+        if (!(c & (1u << 27)) || !(c & (1u << 28))) return 0;
+        __asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        (void)hi;
+        if ((lo & 6u) != 6u) return 0;
+        __cpuid_count(7, 0, a, b, c, d);
+        return (int)((b >> 5) & 1u);
+    }
+
     static int lkg_level = -1;
     static int lkg_simd_level(int force) {
         if (force >= 0) {
-            __builtin_cpu_init();
-            lkg_level = (force >= 2 && __builtin_cpu_supports("avx2")) ? 2 : 0;
+            lkg_level = (force >= 2 && lkg_cpu_has_avx2()) ? 2 : 0;
         } else if (lkg_level < 0) {
             const char *env = getenv("LAYOUTKIT_GGML_KERNELS");
-            __builtin_cpu_init();
-            lkg_level = (env && strcmp(env, "portable") == 0) ? 0
-                        : (__builtin_cpu_supports("avx2") ? 2 : 0);
+            lkg_level = (env && strcmp(env, "portable") == 0) ? 0 : (lkg_cpu_has_avx2() ? 2 : 0);
         }
         return lkg_level;
     }
