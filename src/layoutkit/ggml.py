@@ -1240,8 +1240,9 @@ class Tensor:
         info = self.info
         n = self._unit_ne()
         count = n[0] * n[1] * n[2] * n[3]
+        self._check_span(data)
         raw = data[self.offset : self.offset + count * info.type_size]
-        return np.ascontiguousarray(raw).view(self.element_dtype())
+        return raw.view(self.element_dtype())  # zero-copy (uint8 is always contiguous here)
 
 
 def new_tensor(t: Any, *ne: int, data: Any = None, no_alloc: bool = False) -> Tensor:
