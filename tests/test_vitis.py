@@ -1011,3 +1011,10 @@ def test_cli_bad_sizes(tmp_path, capsys):
     assert "100 bytes; expected 8192" in capsys.readouterr().err
     assert main(["hsi", str(tmp_path / "missing.json")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_python_lists_take_the_report_dtype():
+    e = _entry("fp32", "int8", 0.5, 0, shape=(1, 1, 1, 2))
+    assert e.to_hw([[[[1.0, -2.25]]]])[0, 0, :, 0, 0].tolist() == [2, -4]
+    with pytest.raises(LayoutError, match="x has shape"):
+        e.to_hw([[1.0, 2.0]])

@@ -1524,9 +1524,16 @@ class HsiTensor:
     # -- conversion -------------------------------------------------------------
 
     def _check_array(self, x: Any, side: str, name: str) -> np.ndarray:
-        arr = _as_input(x, name)
         want_shape = tuple(self._raw[f"{side}_shape"])
         want_dt = DTYPES[self._raw[f"{side}_dtype"].lower()]
+        if isinstance(x, (list, tuple)):  # nested Python numbers: take the report's dtype
+            try:
+                x = np.asarray(x, dtype=want_dt)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise LayoutError(
+                    f"{self.label}: {name} cannot be read as {_dtype_label(want_dt)} ({exc})"
+                ) from None
+        arr = _as_input(x, name)
         if arr.dtype != want_dt:
             hint = ""
             if _is_float(arr.dtype) and _is_quant_int(want_dt):
