@@ -16,6 +16,16 @@ Three pieces:
   ``src/ggml.c`` defines them, zero-copy numpy views and a bridge to
   :class:`layoutkit.Layout` for :func:`layoutkit.convert`.
 
+Exactness: every float operation of ggml's reference code is reproduced in
+IEEE binary32 in the same order (no fused multiply-add, sequential sums and
+max searches, ggml's own fp16/bf16 rounding, ``roundf`` vs ``nearest_int``
+where ggml uses each). The tests compare against ggml's C library (optional
+``ggml-python``), the ``gguf`` package and committed digests of ggml's output.
+Blocks holding NaN follow ggml's sequential semantics as compiled for x86-64
+(its float->int conversions are undefined there; those bytes are not a
+promise). On x86-64 CPUs with AVX2 the Q4_0/Q8_0 quantizers use AVX2 builds
+that round identically; ``LAYOUTKIT_GGML_KERNELS=portable`` turns them off.
+
 >>> import numpy as np, layoutkit as lk
 >>> x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(2, 32)
 >>> q = lk.ggml.quantize(x, "Q8_0")
