@@ -538,7 +538,7 @@ def test_validation_errors():
     with pytest.raises(LayoutError, match="0-d"):
         G.quantize(np.float32(1), "F32")
     with pytest.raises(LayoutError, match="quantize is not supported"):
-        G.quantize(x, "Q4_K")
+        G.quantize(np.zeros((2, 256), np.float32), "IQ2_XS")
     with pytest.raises(LayoutError, match="quantize is not supported"):
         G.quantize(x, "I8")
     with pytest.raises(LayoutError, match="dequantize is not supported"):
@@ -559,7 +559,7 @@ def test_validation_errors():
     with pytest.raises(ValueError, match="whole blocks"):
         K.dequantize_blocks(2, 32, 18, np.zeros(19, np.uint8), np.zeros(32, np.float32))
     with pytest.raises(ValueError, match="no quantize kernel"):
-        K.quantize_blocks(12, 256, 144, np.zeros(256, np.float32), np.zeros(144, np.uint8))
+        K.quantize_blocks(17, 256, 74, np.zeros(256, np.float32), np.zeros(74, np.uint8))
 
 
 @pytest.mark.parametrize("name", [*QUANTIZE_TYPES, "NVFP4", "Q1_0", "Q2_0", "Q8_K"])
@@ -711,3 +711,18 @@ def test_out_and_threads():
     q = np.zeros(34 * 16, np.uint8)
     with pytest.raises(LayoutError, match="overlap"):
         G.dequantize(q[:136], "Q8_0", out=q[:512].view(np.float32))
+
+
+@pytest.mark.parametrize(
+    ("name", "max_rel_rmse"),
+    [("Q2_K", 0.40), ("Q3_K", 0.20), ("Q4_K", 0.10), ("Q5_K", 0.05), ("Q6_K", 0.025)],
+)
+def test_k_quants_roundtrip_quality(name, max_rel_rmse):
+    # byte-exactness of the K-quant quantizers is checked against ggml's C code
+    # (test_ggml_c_oracle.py, test_ggml_golden.py); here: they are sane quantizers
+    x = _data("normal", (16, 1024), 41)
+    y = G.dequantize(G.quantize(x, name), name)
+    rel = np.sqrt(np.mean((x - y) ** 2)) / np.sqrt(np.mean(x**2))
+    assert rel < max_rel_rmse
+    z = np.zeros((1, 256), np.float32)
+    assert not G.dequantize(G.quantize(z, name), name).any()

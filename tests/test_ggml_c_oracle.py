@@ -77,7 +77,7 @@ def c_dequantize(q, name):
 
 
 QUANT = ["F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "TQ1_0", "TQ2_0", "MXFP4",
-         "Q8_K", "Q1_0", "NVFP4"]  # fmt: skip
+         "Q8_K", "Q1_0", "NVFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]  # fmt: skip
 
 
 def _dataset(seed):
@@ -116,9 +116,10 @@ def test_quantize_bytes_equal_c(name):
     )
 
 
-@pytest.mark.parametrize("name", ["Q4_0", "Q8_0", "Q5_0", "Q4_1", "TQ1_0", "MXFP4"])
+@pytest.mark.parametrize("name", ["Q4_0", "Q8_0", "Q5_0", "Q4_1", "TQ1_0", "MXFP4", "Q4_K", "Q6_K"])
 def test_quantize_many_random_blocks_equal_c(name):
-    x = np.random.default_rng(99).standard_normal((256, 4096), dtype=np.float32)
+    rows = 32 if name.endswith("_K") else 256  # ggml's K-quant search is slow
+    x = np.random.default_rng(99).standard_normal((rows, 4096), dtype=np.float32)
     assert np.array_equal(G.quantize(x, name), c_quantize(x, name))
 
 

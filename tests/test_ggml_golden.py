@@ -1,7 +1,7 @@
 """Golden digests of ggml's C output (ggml 0.15.3 via ggml-python, x86-64, no FMA).
 
 Committed so that byte-exactness is checked without the C library, including
-the types gguf cannot quantize (Q8_1, Q8_K, Q1_0, NVFP4). Inputs are built
+the types gguf cannot quantize (Q8_1, Q8_K, Q1_0, NVFP4, Q2_K..Q6_K). Inputs are built
 from integer arithmetic only (no RNG stream that could change between numpy
 versions): rows mixing normal-size, tiny (1e-6) and huge (1e4) values and
 exact zeros; random bytes for dequantization. Regenerate with the C oracle in
@@ -53,6 +53,11 @@ QUANTIZE_SHA256 = {
     "Q8_K": "bd4afb8b6b9c42cbc06fb0e642cece7c9cfb142b508767d030accc4fc546dd7a",
     "Q1_0": "6a5a876865f0cda165c4d46d8b430c729bae95dd97bd690dbfc1692883552cec",
     "NVFP4": "bcce5f0b822d33b3eb3b267bc546e00117943c7fe9a6eefc081dd52a7707c2ae",
+    "Q2_K": "6299181d809879eed89303657113684be3bb812cd348a6b70b058b6dd3b75a85",
+    "Q3_K": "9c9afc2a1b3c1b0d0d4eaad1324c59550a20ba13bd0f91b591f90c7d388f99b7",
+    "Q4_K": "49f80c5d8b42d133e50561a4c0e330cfdd27da3cc9751100461697e27f347384",
+    "Q5_K": "858af4d9794f4173f88ec63d8647856d3bbccbb5c06b3a86434966d47913e511",
+    "Q6_K": "0f77c7fbffca626fbe3a32abe9f6c18410c7fd6721532c985a5eb836e418e06e",
 }
 DEQUANTIZE_SHA256 = {
     "F16": "7f543ab8a5a83012e60a09f0e8c9b1f29f7f4caf60fd8e9fe8bfce272e1fb9af",

@@ -10,7 +10,7 @@ the ``def`` entry points below re-check the buffer sizes so that a direct call
 can never read or write out of bounds.
 """
 
-from libc.math cimport fabsf, floorf, ldexpf, log2f
+from libc.math cimport fabsf, floorf, ldexpf, log2f, sqrtf
 from libc.stdint cimport int8_t, int32_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy, memset
 
@@ -909,6 +909,461 @@ cdef void q_q8_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------
+# K-quant reference quantizers (quantize_row_q{2..6}_K_ref, no importance matrix)
+# ---------------------------------------------------------------------------
+cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weights,
+                            uint8_t *L, float *the_min, uint8_t *Laux, float rmin,
+                            float rdelta, int nstep, bint use_mad) noexcept nogil:
+    """ggml's make_qkx2_quants: asymmetric scale and min by weighted least squares."""
+    cdef float mn = x[0], mx = x[0]
+    cdef float sum_w = weights[0]
+    cdef float sum_x = sum_w * x[0]
+    cdef float w, iscale, scale, best_error, diff, sum_l, sum_l2, sum_xl, D
+    cdef float this_scale, this_min, cur_error
+    cdef int i, l, step
+    for i in range(1, n):
+        if x[i] < mn:
+            mn = x[i]
+        if x[i] > mx:
+            mx = x[i]
+        w = weights[i]
+        sum_w += w
+        sum_x += w * x[i]
+    if mn > 0:
+        mn = <float>0.0
+    if mx == mn:
+        for i in range(n):
+            L[i] = 0
+        the_min[0] = -mn
+        return <float>0.0
+    iscale = <float>nmax / (mx - mn)
+    scale = <float>1.0 / iscale
+    best_error = <float>0.0
+    for i in range(n):
+        l = nearest_int(iscale * (x[i] - mn))
+        L[i] = <uint8_t>(0 if l < 0 else (nmax if l > nmax else l))
+        diff = scale * <float>L[i] + mn - x[i]
+        diff = fabsf(diff) if use_mad else diff * diff
+        best_error += weights[i] * diff
+    if nstep < 1:
+        the_min[0] = -mn
+        return scale
+    for step in range(nstep + 1):
+        iscale = (rmin + rdelta * <float>step + <float>nmax) / (mx - mn)
+        sum_l = <float>0.0
+        sum_l2 = <float>0.0
+        sum_xl = <float>0.0
+        for i in range(n):
+            l = nearest_int(iscale * (x[i] - mn))
+            l = 0 if l < 0 else (nmax if l > nmax else l)
+            Laux[i] = <uint8_t>l
+            w = weights[i]
+            sum_l += w * <float>l
+            sum_l2 += w * <float>l * <float>l
+            sum_xl += w * <float>l * x[i]
+        D = sum_w * sum_l2 - sum_l * sum_l
+        if D > 0:
+            this_scale = (sum_w * sum_xl - sum_x * sum_l) / D
+            this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D
+            if this_min > 0:
+                this_min = <float>0.0
+                this_scale = sum_xl / sum_l2
+            cur_error = <float>0.0
+            for i in range(n):
+                diff = this_scale * <float>Laux[i] + this_min - x[i]
+                diff = fabsf(diff) if use_mad else diff * diff
+                cur_error += weights[i] * diff
+            if cur_error < best_error:
+                for i in range(n):
+                    L[i] = Laux[i]
+                best_error = cur_error
+                scale = this_scale
+                mn = this_min
+    the_min[0] = -mn
+    return scale
+
+
+cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noexcept nogil:
+    """ggml's make_qx_quants(n, nmax, x, L, rmse_type=1, qw=NULL): symmetric, weights x^2."""
+    cdef float mx = 0, amax = 0, ax, iscale, sumlx, suml2, w, scale, best
+    cdef int i, l, step
+    for i in range(n):
+        ax = fabsf(x[i])
+        if ax > amax:
+            amax = ax
+            mx = x[i]
+    if amax < <float>1e-15:
+        for i in range(n):
+            L[i] = 0
+        return <float>0.0
+    iscale = <float>(-nmax) / mx
+    sumlx = <float>0.0
+    suml2 = <float>0.0
+    for i in range(n):
+        l = nearest_int(iscale * x[i])
+        l = -nmax if l < -nmax else (nmax - 1 if l > nmax - 1 else l)
+        L[i] = <int8_t>(l + nmax)
+        w = x[i] * x[i]
+        sumlx += w * x[i] * <float>l
+        suml2 += w * <float>l * <float>l
+    scale = sumlx / suml2 if suml2 != 0 else <float>0.0
+    best = scale * sumlx
+    for step in range(-9, 10):
+        if step == 0:
+            continue
+        iscale = -(<float>nmax + <float>0.1 * <float>step) / mx
+        sumlx = <float>0.0
+        suml2 = <float>0.0
+        for i in range(n):
+            l = nearest_int(iscale * x[i])
+            l = -nmax if l < -nmax else (nmax - 1 if l > nmax - 1 else l)
+            w = x[i] * x[i]
+            sumlx += w * x[i] * <float>l
+            suml2 += w * <float>l * <float>l
+        if suml2 > 0 and sumlx * sumlx > best * suml2:
+            for i in range(n):
+                l = nearest_int(iscale * x[i])
+                L[i] = <int8_t>(nmax + (-nmax if l < -nmax else (nmax - 1 if l > nmax - 1 else l)))
+            scale = sumlx / suml2
+            best = scale * sumlx
+    return scale
+
+
+cdef float make_q3_quants_rmse(int n, int nmax, const float *x, int8_t *L) noexcept nogil:
+    """ggml's make_q3_quants(n, nmax, x, L, do_rmse=true)."""
+    cdef float mx = 0, amax = 0, ax, iscale, sumlx, suml2, w, slx, sl2
+    cdef int i, l, new_l, itry, n_changed
+    for i in range(n):
+        ax = fabsf(x[i])
+        if ax > amax:
+            amax = ax
+            mx = x[i]
+    if amax < <float>1e-15:
+        for i in range(n):
+            L[i] = 0
+        return <float>0.0
+    iscale = <float>(-nmax) / mx
+    sumlx = <float>0.0
+    suml2 = <float>0.0
+    for i in range(n):
+        l = nearest_int(iscale * x[i])
+        l = -nmax if l < -nmax else (nmax - 1 if l > nmax - 1 else l)
+        L[i] = <int8_t>l
+        w = x[i] * x[i]
+        sumlx += w * x[i] * <float>l
+        suml2 += w * <float>l * <float>l
+    for itry in range(5):
+        n_changed = 0
+        for i in range(n):
+            w = x[i] * x[i]
+            slx = sumlx - w * x[i] * <float>L[i]
+            if slx > 0:
+                sl2 = suml2 - w * <float>L[i] * <float>L[i]
+                new_l = nearest_int(x[i] * sl2 / slx)
+                new_l = -nmax if new_l < -nmax else (nmax - 1 if new_l > nmax - 1 else new_l)
+                if new_l != L[i]:
+                    slx += w * x[i] * <float>new_l
+                    sl2 += w * <float>new_l * <float>new_l
+                    if sl2 > 0 and slx * slx * suml2 > sumlx * sumlx * sl2:
+                        L[i] = <int8_t>new_l
+                        sumlx = slx
+                        suml2 = sl2
+                        n_changed += 1
+        if not n_changed:
+            break
+    for i in range(n):
+        L[i] = <int8_t>(L[i] + nmax)
+    return sumlx / suml2 if suml2 > 0 else <float>0.0
+
+
+cdef inline void pack_2bit(const uint8_t *L, uint8_t *qs) noexcept nogil:
+    """Q2_K/Q3_K low bits: qs[j/4 + l] holds L[j+l], L[j+l+32], L[j+l+64], L[j+l+96]."""
+    cdef int j, li
+    for j in range(0, 256, 128):
+        for li in range(32):
+            qs[j // 4 + li] = <uint8_t>(L[j + li] | (L[j + li + 32] << 2)
+                                        | (L[j + li + 64] << 4) | (L[j + li + 96] << 6))
+
+
+cdef void q_q2_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, li, l
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef uint8_t L[256]
+    cdef uint8_t Laux[16]
+    cdef float weights[16]
+    cdef float mins[16]
+    cdef float scales[16]
+    cdef float max_scale, max_min, iscale, d, dm
+    for i in range(nb):
+        xb = x + 256 * i
+        yb = y + 84 * i
+        max_scale = <float>0.0
+        max_min = <float>0.0
+        for j in range(16):
+            for li in range(16):
+                weights[li] = fabsf(xb[16 * j + li])
+            scales[j] = make_qkx2_quants(16, 3, xb + 16 * j, weights, L + 16 * j, &mins[j], Laux,
+                                         <float>-0.5, <float>0.1, 15, True)
+            if scales[j] > max_scale:
+                max_scale = scales[j]
+            if mins[j] > max_min:
+                max_min = mins[j]
+        if max_scale > 0:
+            iscale = <float>15.0 / max_scale
+            for j in range(16):
+                yb[j] = <uint8_t>nearest_int(iscale * scales[j])
+            wr_half(yb + 80, max_scale / <float>15.0)
+        else:
+            for j in range(16):
+                yb[j] = 0
+            wr_half(yb + 80, <float>0.0)
+        if max_min > 0:
+            iscale = <float>15.0 / max_min
+            for j in range(16):
+                yb[j] = <uint8_t>(yb[j] | (nearest_int(iscale * mins[j]) << 4))
+            wr_half(yb + 82, max_min / <float>15.0)
+        else:
+            wr_half(yb + 82, <float>0.0)
+        for j in range(16):
+            d = rd_half(yb + 80) * <float>(yb[j] & 0xF)
+            if not d:
+                continue
+            dm = rd_half(yb + 82) * <float>(yb[j] >> 4)
+            for li in range(16):
+                l = nearest_int((xb[16 * j + li] + dm) / d)
+                L[16 * j + li] = <uint8_t>(0 if l < 0 else (3 if l > 3 else l))
+        pack_2bit(L, yb + 16)
+
+
+cdef void q_q3_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, li, l, m
+    cdef int8_t l8, sc
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef int8_t L[256]
+    cdef float scales[16]
+    cdef float max_scale, amax, s, iscale, d
+    cdef uint8_t hm
+    for i in range(nb):
+        xb = x + 256 * i
+        yb = y + 110 * i
+        max_scale = <float>0.0
+        amax = <float>0.0
+        for j in range(16):
+            scales[j] = make_q3_quants_rmse(16, 4, xb + 16 * j, L + 16 * j)
+            s = fabsf(scales[j])
+            if s > amax:
+                amax = s
+                max_scale = scales[j]
+        memset(yb + 96, 0, 12)
+        if max_scale:
+            iscale = <float>-32.0 / max_scale
+            for j in range(16):
+                l8 = <int8_t>nearest_int(iscale * scales[j])
+                l8 = <int8_t>((-32 if l8 < -32 else (31 if l8 > 31 else l8)) + 32)
+                if j < 8:
+                    yb[96 + j] = <uint8_t>(l8 & 0xF)
+                else:
+                    yb[96 + j - 8] |= <uint8_t>((l8 & 0xF) << 4)
+                l8 = <int8_t>(l8 >> 4)
+                yb[96 + 8 + j % 4] |= <uint8_t>(l8 << (2 * (j // 4)))
+            wr_half(yb + 108, <float>1.0 / iscale)
+        else:
+            wr_half(yb + 108, <float>0.0)
+        for j in range(16):
+            sc = <int8_t>((yb[96 + j] & 0xF) if j < 8 else (yb[96 + j - 8] >> 4))
+            sc = <int8_t>((sc | (((yb[96 + 8 + j % 4] >> (2 * (j // 4))) & 3) << 4)) - 32)
+            d = rd_half(yb + 108) * <float>sc
+            if not d:
+                continue
+            for li in range(16):
+                l = nearest_int(xb[16 * j + li] / d)
+                L[16 * j + li] = <int8_t>((-4 if l < -4 else (3 if l > 3 else l)) + 4)
+        memset(yb, 0, 32)
+        m = 0
+        hm = 1
+        for j in range(256):
+            if L[j] > 3:
+                yb[m] |= hm
+                L[j] = <int8_t>(L[j] - 4)
+            m += 1
+            if m == 32:
+                m = 0
+                hm = <uint8_t>(hm << 1)
+        pack_2bit(<const uint8_t *>L, yb + 32)
+
+
+cdef inline void kquant_scales_mins(const float *scales, const float *mins, float max_scale,
+                                    float max_min, uint8_t *s) noexcept nogil:
+    """Q4_K/Q5_K: 8 six-bit scales and mins packed into 12 bytes."""
+    cdef float inv_scale = <float>63.0 / max_scale if max_scale > 0 else <float>0.0
+    cdef float inv_min = <float>63.0 / max_min if max_min > 0 else <float>0.0
+    cdef uint8_t ls, lm
+    cdef int j
+    for j in range(8):
+        ls = <uint8_t>nearest_int(inv_scale * scales[j])
+        lm = <uint8_t>nearest_int(inv_min * mins[j])
+        ls = ls if ls < 63 else 63
+        lm = lm if lm < 63 else 63
+        if j < 4:
+            s[j] = ls
+            s[j + 4] = lm
+        else:
+            s[j + 4] = <uint8_t>((ls & 0xF) | ((lm & 0xF) << 4))
+            s[j - 4] |= <uint8_t>((ls >> 4) << 6)
+            s[j] |= <uint8_t>((lm >> 4) << 6)
+
+
+cdef inline void kquant_32_pass(const float *xb, float *scales, float *mins, uint8_t *L,
+                                int nmax, float rmin, int nstep, float *max_scale,
+                                float *max_min) noexcept nogil:
+    cdef float weights[32]
+    cdef uint8_t Laux[32]
+    cdef float sum_x2, av_x
+    cdef int j, li
+    max_scale[0] = <float>0.0
+    max_min[0] = <float>0.0
+    for j in range(8):
+        sum_x2 = <float>0.0
+        for li in range(32):
+            sum_x2 += xb[32 * j + li] * xb[32 * j + li]
+        av_x = sqrtf(sum_x2 / <float>32.0)
+        for li in range(32):
+            weights[li] = av_x + fabsf(xb[32 * j + li])
+        scales[j] = make_qkx2_quants(32, nmax, xb + 32 * j, weights, L + 32 * j, &mins[j], Laux,
+                                     rmin, <float>0.1, nstep, False)
+        if scales[j] > max_scale[0]:
+            max_scale[0] = scales[j]
+        if mins[j] > max_min[0]:
+            max_min[0] = mins[j]
+
+
+cdef inline void kquant_requant_32(const float *xb, const uint8_t *yb, uint8_t *L,
+                                   int nmax) noexcept nogil:
+    cdef uint8_t sc, m
+    cdef float d, dm
+    cdef int j, li, l
+    for j in range(8):
+        scale_min_k4(j, yb + 4, &sc, &m)
+        d = rd_half(yb) * <float>sc
+        if not d:
+            continue
+        dm = rd_half(yb + 2) * <float>m
+        for li in range(32):
+            l = nearest_int((xb[32 * j + li] + dm) / d)
+            L[32 * j + li] = <uint8_t>(0 if l < 0 else (nmax if l > nmax else l))
+
+
+cdef void q_q4_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, li
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef uint8_t L[256]
+    cdef float scales[8]
+    cdef float mins[8]
+    cdef float max_scale, max_min
+    for i in range(nb):
+        xb = x + 256 * i
+        yb = y + 144 * i
+        kquant_32_pass(xb, scales, mins, L, 15, <float>-1.0, 20, &max_scale, &max_min)
+        kquant_scales_mins(scales, mins, max_scale, max_min, yb + 4)
+        wr_half(yb, max_scale / <float>63.0)
+        wr_half(yb + 2, max_min / <float>63.0)
+        kquant_requant_32(xb, yb, L, 15)
+        for j in range(0, 256, 64):
+            for li in range(32):
+                yb[16 + j // 2 + li] = <uint8_t>(L[j + li] | (L[j + li + 32] << 4))
+
+
+cdef void q_q5_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, li, l1, l2
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef uint8_t L[256]
+    cdef float scales[8]
+    cdef float mins[8]
+    cdef float max_scale, max_min
+    cdef uint8_t m1, m2
+    for i in range(nb):
+        xb = x + 256 * i
+        yb = y + 176 * i
+        kquant_32_pass(xb, scales, mins, L, 31, <float>-0.5, 15, &max_scale, &max_min)
+        kquant_scales_mins(scales, mins, max_scale, max_min, yb + 4)
+        wr_half(yb, max_scale / <float>63.0)
+        wr_half(yb + 2, max_min / <float>63.0)
+        kquant_requant_32(xb, yb, L, 31)
+        memset(yb + 16, 0, 32)
+        m1 = 1
+        m2 = 2
+        for j in range(0, 256, 64):
+            for li in range(32):
+                l1 = L[j + li]
+                if l1 > 15:
+                    l1 -= 16
+                    yb[16 + li] |= m1
+                l2 = L[j + li + 32]
+                if l2 > 15:
+                    l2 -= 16
+                    yb[16 + li] |= m2
+                yb[48 + j // 2 + li] = <uint8_t>(l1 | (l2 << 4))
+            m1 = <uint8_t>(m1 << 2)
+            m2 = <uint8_t>(m2 << 2)
+
+
+cdef void q_q6_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int j, li, l, ib, v
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef uint8_t *ql
+    cdef uint8_t *qh
+    cdef int8_t L[256]
+    cdef float scales[16]
+    cdef float max_scale, max_abs_scale, a, iscale, d
+    for i in range(nb):
+        xb = x + 256 * i
+        yb = y + 210 * i
+        max_scale = <float>0.0
+        max_abs_scale = <float>0.0
+        for ib in range(16):
+            scales[ib] = make_qx_quants_rmse1(16, 32, xb + 16 * ib, L + 16 * ib)
+            a = fabsf(scales[ib])
+            if a > max_abs_scale:
+                max_abs_scale = a
+                max_scale = scales[ib]
+        if max_abs_scale < <float>1e-15:
+            memset(yb, 0, 210)
+            continue
+        iscale = <float>-128.0 / max_scale
+        wr_half(yb + 208, <float>1.0 / iscale)
+        for ib in range(16):
+            v = nearest_int(iscale * scales[ib])
+            yb[192 + ib] = <uint8_t><int8_t>(v if v < 127 else 127)
+        for j in range(16):
+            d = rd_half(yb + 208) * <float>(<int8_t>yb[192 + j])
+            if not d:
+                continue
+            for li in range(16):
+                l = nearest_int(xb[16 * j + li] / d)
+                L[16 * j + li] = <int8_t>((-32 if l < -32 else (31 if l > 31 else l)) + 32)
+        ql = yb
+        qh = yb + 128
+        for j in range(0, 256, 128):
+            for li in range(32):
+                ql[li] = <uint8_t>((L[j + li] & 0xF) | ((L[j + li + 64] & 0xF) << 4))
+                ql[li + 32] = <uint8_t>((L[j + li + 32] & 0xF) | ((L[j + li + 96] & 0xF) << 4))
+                qh[li] = <uint8_t>((L[j + li] >> 4) | ((L[j + li + 32] >> 4) << 2)
+                                   | ((L[j + li + 64] >> 4) << 4) | ((L[j + li + 96] >> 4) << 6))
+            ql += 64
+            qh += 32
+
+
+# ---------------------------------------------------------------------------
 # dequantizers
 # ---------------------------------------------------------------------------
 cdef void dq_f32(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
@@ -1636,6 +2091,16 @@ cdef quant_fn _quant_fn(int t) noexcept nogil:
         return q_q8_1
     if t == T_Q8_K:
         return q_q8_k
+    if t == T_Q2_K:
+        return q_q2_k
+    if t == T_Q3_K:
+        return q_q3_k
+    if t == T_Q4_K:
+        return q_q4_k
+    if t == T_Q5_K:
+        return q_q5_k
+    if t == T_Q6_K:
+        return q_q6_k
     if t == T_TQ1_0:
         return q_tq1_0
     if t == T_TQ2_0:

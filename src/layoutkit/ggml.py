@@ -394,7 +394,9 @@ def quantize(x: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 1)
         block size. Any number of leading dims.
     t : str, int or GGMLType
         One of F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, TQ1_0, TQ2_0,
-        MXFP4 (and also Q8_K, NVFP4, Q1_0, Q2_0).
+        MXFP4, and also Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (ggml's ``*_ref`` search
+        without importance matrix, what ``ggml_quantize_chunk`` does without
+        one), Q8_K, NVFP4, Q1_0, Q2_0.
     out : ndarray of uint8, optional
         Destination (C-contiguous, writeable, the result's shape), e.g. to reuse
         a buffer across calls.
