@@ -920,7 +920,7 @@ cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weight
     cdef float sum_x = sum_w * x[0]
     cdef float w, iscale, scale, best_error, diff, sum_l, sum_l2, sum_xl, D
     cdef float this_scale, this_min, cur_error
-    cdef int i, l, step
+    cdef int i, lv, step
     for i in range(1, n):
         if x[i] < mn:
             mn = x[i]
@@ -940,8 +940,8 @@ cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weight
     scale = <float>1.0 / iscale
     best_error = <float>0.0
     for i in range(n):
-        l = nearest_int(iscale * (x[i] - mn))
-        L[i] = <uint8_t>(0 if l < 0 else (nmax if l > nmax else l))
+        lv = nearest_int(iscale * (x[i] - mn))
+        L[i] = <uint8_t>(0 if lv < 0 else (nmax if lv > nmax else lv))
         diff = scale * <float>L[i] + mn - x[i]
         diff = fabsf(diff) if use_mad else diff * diff
         best_error += weights[i] * diff
@@ -954,13 +954,13 @@ cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weight
         sum_l2 = <float>0.0
         sum_xl = <float>0.0
         for i in range(n):
-            l = nearest_int(iscale * (x[i] - mn))
-            l = 0 if l < 0 else (nmax if l > nmax else l)
-            Laux[i] = <uint8_t>l
+            lv = nearest_int(iscale * (x[i] - mn))
+            lv = 0 if lv < 0 else (nmax if lv > nmax else lv)
+            Laux[i] = <uint8_t>lv
             w = weights[i]
-            sum_l += w * <float>l
-            sum_l2 += w * <float>l * <float>l
-            sum_xl += w * <float>l * x[i]
+            sum_l += w * <float>lv
+            sum_l2 += w * <float>lv * <float>lv
+            sum_xl += w * <float>lv * x[i]
         D = sum_w * sum_l2 - sum_l * sum_l
         if D > 0:
             this_scale = (sum_w * sum_xl - sum_x * sum_l) / D
@@ -986,7 +986,7 @@ cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weight
 cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noexcept nogil:
     """ggml's make_qx_quants(n, nmax, x, L, rmse_type=1, qw=NULL): symmetric, weights x^2."""
     cdef float mx = 0, amax = 0, ax, iscale, sumlx, suml2, w, scale, best
-    cdef int i, l, step
+    cdef int i, lv, step
     for i in range(n):
         ax = fabsf(x[i])
         if ax > amax:
@@ -1000,12 +1000,12 @@ cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noex
     sumlx = <float>0.0
     suml2 = <float>0.0
     for i in range(n):
-        l = nearest_int(iscale * x[i])
-        l = -nmax if l < -nmax else (nmax - 1 if l > nmax - 1 else l)
-        L[i] = <int8_t>(l + nmax)
+        lv = nearest_int(iscale * x[i])
+        lv = -nmax if lv < -nmax else (nmax - 1 if lv > nmax - 1 else lv)
+        L[i] = <int8_t>(lv + nmax)
         w = x[i] * x[i]
-        sumlx += w * x[i] * <float>l
-        suml2 += w * <float>l * <float>l
+        sumlx += w * x[i] * <float>lv
+        suml2 += w * <float>lv * <float>lv
     scale = sumlx / suml2 if suml2 != 0 else <float>0.0
     best = scale * sumlx
     for step in range(-9, 10):
@@ -1015,15 +1015,15 @@ cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noex
         sumlx = <float>0.0
         suml2 = <float>0.0
         for i in range(n):
-            l = nearest_int(iscale * x[i])
-            l = -nmax if l < -nmax else (nmax - 1 if l > nmax - 1 else l)
+            lv = nearest_int(iscale * x[i])
+            lv = -nmax if lv < -nmax else (nmax - 1 if lv > nmax - 1 else lv)
             w = x[i] * x[i]
-            sumlx += w * x[i] * <float>l
-            suml2 += w * <float>l * <float>l
+            sumlx += w * x[i] * <float>lv
+            suml2 += w * <float>lv * <float>lv
         if suml2 > 0 and sumlx * sumlx > best * suml2:
             for i in range(n):
-                l = nearest_int(iscale * x[i])
-                L[i] = <int8_t>(nmax + (-nmax if l < -nmax else (nmax - 1 if l > nmax - 1 else l)))
+                lv = nearest_int(iscale * x[i])
+                L[i] = <int8_t>(nmax + (-nmax if lv < -nmax else (nmax - 1 if lv > nmax - 1 else lv)))
             scale = sumlx / suml2
             best = scale * sumlx
     return scale
@@ -1032,7 +1032,7 @@ cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noex
 cdef float make_q3_quants_rmse(int n, int nmax, const float *x, int8_t *L) noexcept nogil:
     """ggml's make_q3_quants(n, nmax, x, L, do_rmse=true)."""
     cdef float mx = 0, amax = 0, ax, iscale, sumlx, suml2, w, slx, sl2
-    cdef int i, l, new_l, itry, n_changed
+    cdef int i, lv, new_l, _itry, n_changed
     for i in range(n):
         ax = fabsf(x[i])
         if ax > amax:
@@ -1046,13 +1046,13 @@ cdef float make_q3_quants_rmse(int n, int nmax, const float *x, int8_t *L) noexc
     sumlx = <float>0.0
     suml2 = <float>0.0
     for i in range(n):
-        l = nearest_int(iscale * x[i])
-        l = -nmax if l < -nmax else (nmax - 1 if l > nmax - 1 else l)
-        L[i] = <int8_t>l
+        lv = nearest_int(iscale * x[i])
+        lv = -nmax if lv < -nmax else (nmax - 1 if lv > nmax - 1 else lv)
+        L[i] = <int8_t>lv
         w = x[i] * x[i]
-        sumlx += w * x[i] * <float>l
-        suml2 += w * <float>l * <float>l
-    for itry in range(5):
+        sumlx += w * x[i] * <float>lv
+        suml2 += w * <float>lv * <float>lv
+    for _itry in range(5):
         n_changed = 0
         for i in range(n):
             w = x[i] * x[i]
@@ -1077,7 +1077,7 @@ cdef float make_q3_quants_rmse(int n, int nmax, const float *x, int8_t *L) noexc
 
 
 cdef inline void pack_2bit(const uint8_t *L, uint8_t *qs) noexcept nogil:
-    """Q2_K/Q3_K low bits: qs[j/4 + l] holds L[j+l], L[j+l+32], L[j+l+64], L[j+l+96]."""
+    """Q2_K/Q3_K low bits: qs[j/4 + lv] holds L[j+lv], L[j+lv+32], L[j+lv+64], L[j+lv+96]."""
     cdef int j, li
     for j in range(0, 256, 128):
         for li in range(32):
@@ -1087,7 +1087,7 @@ cdef inline void pack_2bit(const uint8_t *L, uint8_t *qs) noexcept nogil:
 
 cdef void q_q2_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
     cdef Py_ssize_t i
-    cdef int j, li, l
+    cdef int j, li, lv
     cdef const float *xb
     cdef uint8_t *yb
     cdef uint8_t L[256]
@@ -1132,14 +1132,14 @@ cdef void q_q2_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
                 continue
             dm = rd_half(yb + 82) * <float>(yb[j] >> 4)
             for li in range(16):
-                l = nearest_int((xb[16 * j + li] + dm) / d)
-                L[16 * j + li] = <uint8_t>(0 if l < 0 else (3 if l > 3 else l))
+                lv = nearest_int((xb[16 * j + li] + dm) / d)
+                L[16 * j + li] = <uint8_t>(0 if lv < 0 else (3 if lv > 3 else lv))
         pack_2bit(L, yb + 16)
 
 
 cdef void q_q3_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
     cdef Py_ssize_t i
-    cdef int j, li, l, m
+    cdef int j, li, lv, m
     cdef int8_t l8, sc
     cdef const float *xb
     cdef uint8_t *yb
@@ -1180,8 +1180,8 @@ cdef void q_q3_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
             if not d:
                 continue
             for li in range(16):
-                l = nearest_int(xb[16 * j + li] / d)
-                L[16 * j + li] = <int8_t>((-4 if l < -4 else (3 if l > 3 else l)) + 4)
+                lv = nearest_int(xb[16 * j + li] / d)
+                L[16 * j + li] = <int8_t>((-4 if lv < -4 else (3 if lv > 3 else lv)) + 4)
         memset(yb, 0, 32)
         m = 0
         hm = 1
@@ -1245,7 +1245,7 @@ cdef inline void kquant_requant_32(const float *xb, const uint8_t *yb, uint8_t *
                                    int nmax) noexcept nogil:
     cdef uint8_t sc, m
     cdef float d, dm
-    cdef int j, li, l
+    cdef int j, li, lv
     for j in range(8):
         scale_min_k4(j, yb + 4, &sc, &m)
         d = rd_half(yb) * <float>sc
@@ -1253,8 +1253,8 @@ cdef inline void kquant_requant_32(const float *xb, const uint8_t *yb, uint8_t *
             continue
         dm = rd_half(yb + 2) * <float>m
         for li in range(32):
-            l = nearest_int((xb[32 * j + li] + dm) / d)
-            L[32 * j + li] = <uint8_t>(0 if l < 0 else (nmax if l > nmax else l))
+            lv = nearest_int((xb[32 * j + li] + dm) / d)
+            L[32 * j + li] = <uint8_t>(0 if lv < 0 else (nmax if lv > nmax else lv))
 
 
 cdef void q_q4_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
@@ -1317,7 +1317,7 @@ cdef void q_q5_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
 
 cdef void q_q6_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
     cdef Py_ssize_t i
-    cdef int j, li, l, ib, v
+    cdef int j, li, lv, ib, v
     cdef const float *xb
     cdef uint8_t *yb
     cdef uint8_t *ql
@@ -1349,8 +1349,8 @@ cdef void q_q6_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
             if not d:
                 continue
             for li in range(16):
-                l = nearest_int(xb[16 * j + li] / d)
-                L[16 * j + li] = <int8_t>((-32 if l < -32 else (31 if l > 31 else l)) + 32)
+                lv = nearest_int(xb[16 * j + li] / d)
+                L[16 * j + li] = <int8_t>((-32 if lv < -32 else (31 if lv > 31 else lv)) + 32)
         ql = yb
         qh = yb + 128
         for j in range(0, 256, 128):
