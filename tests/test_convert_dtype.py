@@ -201,3 +201,18 @@ def test_quantize_through_the_gather_fallback():
     a, b = lk.Layout("NCHW3c"), lk.Layout("NCHW4c")
     got = lk.convert(a.pack(x), x.shape, a, b, dtype=np.int8, scale=0.5, zero_point=-3)
     assert got.tobytes() == ref_pack(quantize_ref(x, 0.5, -3, np.int8), "NCHW4c").tobytes()
+
+
+@pytest.mark.parametrize("scale", [1 / 128, 0.37, 3.0, 1e-3, 7.25e-5, 1 / 3])
+@pytest.mark.parametrize("dst", [np.int8, np.uint8])
+def test_quantize_near_ties_is_exact(scale, dst):
+    """Values whose quotient is at or next to a half-integer, where x * (1/scale)
+    and x / scale can round differently; the result must follow the division."""
+    k = np.arange(-300, 300, dtype=np.float32)
+    base = (k + np.float32(0.5)) * np.float32(scale)
+    neighbours = [np.nextafter(base, np.float32(np.inf)), np.nextafter(base, np.float32(-np.inf))]
+    x = np.concatenate([base, *neighbours, base * np.float32(1.0000001)]).astype(np.float32)
+    x = np.resize(x, 32 * ((x.size + 31) // 32) + 7).reshape(1, 1, 1, -1)  # SIMD body + scalar tail
+    got = lk.Layout("NCHW").pack(x, dtype=dst, scale=scale, zero_point=0 if dst == np.int8 else 128)
+    want = quantize_ref(x, scale, 0 if dst == np.int8 else 128, dst)
+    assert got.tobytes() == want.tobytes()

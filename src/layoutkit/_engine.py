@@ -142,14 +142,13 @@ def _build_plan(
     for lv in levels:
         if fused:
             prev = fused[-1]
-            if (
-                prev[3] == -1
-                and lv[3] == -1
-                and prev[1] == lv[0] * lv[1]
-                and prev[2] == lv[0] * lv[2]
-            ):
+            contiguous = prev[1] == lv[0] * lv[1] and prev[2] == lv[0] * lv[2]
+            # Two clean levels fuse; so do two adjacent digits of one padded dim
+            # (e.g. W and 32w of NCHW32w), whose ranges then apply to the fused digit.
+            same_dim = prev[3] == lv[3] and prev[3] != -1 and prev[4] == lv[0] * lv[4]
+            if contiguous and ((prev[3] == -1 and lv[3] == -1) or same_dim):
                 prev[0] *= lv[0]
-                prev[1], prev[2] = lv[1], lv[2]
+                prev[1], prev[2], prev[4] = lv[1], lv[2], lv[4]
                 continue
         fused.append(lv)
     levels = fused

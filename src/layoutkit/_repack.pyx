@@ -135,6 +135,9 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
     if s0 == es and n1 >= 16 and lk_tile_lanes(<int>es) and hi - lo >= lk_tile_lanes(<int>es):
         # Wide interleave: register-tile transposes, 64 rows at a time with
         # their padding lanes written first (same pass over the destination).
+        if lo == 0 and hi == n1:
+            lk_transpose(<char*>o, n1 * es, src, s1, n0, n1, <int>es)
+            return
         i0 = 0
         while i0 < n0:
             i1 = i0 + 64 if i0 + 64 < n0 else n0
@@ -148,6 +151,19 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
             lk_transpose(<char*>(o + i0 * n1 + lo), n1 * es, src + lo * s1 + i0 * es, s1,
                          i1 - i0, hi - lo, <int>es)
             i0 = i1
+        return
+    if s0 == es and n1 > 8 and 2 * (hi - lo) < n1:
+        # Mostly padding (e.g. 3 channels in blocks of 32): per L1 tile, fill the
+        # rows with padding, then drop the few data lanes in.
+        i0 = 0
+        while i0 < n0:
+            m = n0 - i0 if n0 - i0 < TILE else TILE
+            row = o + i0 * n1
+            fill_typed(row, m * n1, pv)
+            for j in range(lo, hi):
+                for i in range(m):
+                    row[i * n1 + j] = (<const elem_t*>(src + j * s1 + (i0 + i) * es))[0]
+            i0 += m
         return
     if s0 == es:
         # Channel interleave: n1 lanes, each a contiguous source stream; padding
@@ -298,6 +314,15 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
                 i0 += m
             free(tmp)
             return
+    if d1 == es:
+        # Destination rows contiguous: one strided conversion per row.
+        for i in range(n0):
+            row = dst + i * d0
+            fill_run(row, lo, P.pad, es)
+            lk_cast(row + lo * es, src + i * s0 + lo * s1, hi - lo, s1,
+                    P.cast_src, P.cast_dst, P.scale, P.zero_point)
+            fill_run(row + hi * es, n1 - hi, P.pad, es)
+        return
     for i in range(n0):
         for j in range(n1):
             if lo <= j < hi:

@@ -166,9 +166,72 @@ LK_DEFINE_CAST(lk_cast_sse41, __attribute__((target("sse4.1"))))
 LK_DEFINE_CAST(lk_cast_avx2, __attribute__((target("avx2"))))
 #endif
 
+
+#ifdef LK_HAVE_X86_CLONES
+#include <immintrin.h>
+/*
+ * AVX2 float32 -> int8/uint8 quantize of a contiguous run, 32 elements a step.
+ * x / scale is computed as x * (1/scale): the two differ by at most ~3 units in
+ * the last place, which can change the rounded result only when the quotient
+ * lies within that distance of a half-integer. Such steps (and any step where
+ * 1/scale is not a normal float) are redone with a true division, so results
+ * equal QuantizeLinear's divide exactly. Returns the number of elements done
+ * (a multiple of 32); the caller finishes the tail.
+ */
+__attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *restrict dst, const float *restrict src,
+                                                                     ptrdiff_t n, int is_signed, float scale,
+                                                                     float zp) {
+    float inv = 1.0f / scale;
+    if (!(isfinite(inv) && inv > 1.1754944e-38f)) return 0;
+    const __m256 vinv = _mm256_set1_ps(inv), vscale = _mm256_set1_ps(scale), vzp = _mm256_set1_ps(zp);
+    const __m256 lo = _mm256_set1_ps(is_signed ? -128.0f : 0.0f), hi = _mm256_set1_ps(is_signed ? 127.0f : 255.0f);
+    const __m256 half = _mm256_set1_ps(0.5f), tol = _mm256_set1_ps(4.76837158e-07f); /* 2^-21 */
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    ptrdiff_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256 v[4], r[4];
+        __m256 near = _mm256_setzero_ps();
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm256_mul_ps(_mm256_loadu_ps(src + i + 8 * k), vinv);
+            r[k] = _mm256_round_ps(v[k], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            __m256 dist = _mm256_sub_ps(half, _mm256_and_ps(_mm256_sub_ps(v[k], r[k]), absmask));
+            near = _mm256_or_ps(near, _mm256_cmp_ps(dist, _mm256_mul_ps(_mm256_and_ps(v[k], absmask), tol),
+                                                    _CMP_LE_OQ));
+        }
+        if (_mm256_movemask_ps(near)) {
+            for (int k = 0; k < 4; k++) {
+                v[k] = _mm256_div_ps(_mm256_loadu_ps(src + i + 8 * k), vscale);
+                r[k] = _mm256_round_ps(v[k], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            }
+        }
+        __m256i q[4];
+        for (int k = 0; k < 4; k++) {
+            __m256 t = _mm256_add_ps(r[k], vzp);
+            t = _mm256_blendv_ps(t, vzp, _mm256_cmp_ps(v[k], v[k], _CMP_UNORD_Q)); /* NaN -> zp */
+            t = _mm256_min_ps(_mm256_max_ps(t, lo), hi);
+            q[k] = _mm256_cvtps_epi32(t);
+        }
+        /* 32-bit -> 16-bit -> 8-bit; the packs work per 128-bit lane, so fix the order after. */
+        __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
+        __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
+        __m256i b = is_signed ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
+        b = _mm256_permutevar8x32_epi32(b, order);
+        _mm256_storeu_si256((__m256i *)((char *)dst + i), b);
+    }
+    return i;
+}
+#endif
+
 static inline int lk_cast(void *restrict dst, const void *restrict src, ptrdiff_t n, ptrdiff_t s,
                           int st, int dt, float scale, float zp) {
 #ifdef LK_HAVE_X86_CLONES
+    if (lk_avx2() && st == LK_T_F32 && (dt == LK_T_I8 || dt == LK_T_U8) && s == 4 && n >= 32) {
+        ptrdiff_t done = lk_quantize_f32_avx2(dst, (const float *)src, n, dt == LK_T_I8, scale, zp);
+        dst = (char *)dst + done;
+        src = (const char *)src + 4 * done;
+        n -= done;
+    }
     if (lk_avx2()) return lk_cast_avx2(dst, src, n, s, st, dt, scale, zp);
     if (lk_simd() != 0) return lk_cast_sse41(dst, src, n, s, st, dt, scale, zp);
 #endif

@@ -198,12 +198,32 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         if (group < n) group = n;
         ptrdiff_t full_rows = rows - rows % n;
         ptrdiff_t full_lanes = lanes - lanes % n;
+        ptrdiff_t line_rows = 64 / es;
+        char stage[16 * 64];
         for (; i < full_rows; i += block) {
             ptrdiff_t iend = i + block < full_rows ? i + block : full_rows;
             for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {
                 ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
                 for (j = jg; j < jend; j += n) {
-                    for (ptrdiff_t ii = i; ii < iend; ii += n) {
+                    ptrdiff_t ii = i;
+                    /* Stage one 64-byte line of each of the n lanes in a small
+                     * buffer, then transpose 4 tiles from it: every source line is
+                     * read once, whole, even when n lanes collide in one cache set. */
+                    for (; ii + line_rows <= iend; ii += line_rows) {
+                        for (int k = 0; k < n; k++)
+                            memcpy(stage + k * 64, src + (j + k) * slane + ii * es, 64);
+                        for (ptrdiff_t r = 0; r < line_rows; r += n) {
+                            char *d = dst + (ii + r) * drow + j * es;
+                            const char *s = stage + r * es;
+                            switch (es) {
+                            case 1: lk_tile_8(d, drow, s, 64); break;
+                            case 2: lk_tile_16(d, drow, s, 64); break;
+                            case 4: lk_tile_32(d, drow, s, 64); break;
+                            default: lk_tile_64(d, drow, s, 64); break;
+                            }
+                        }
+                    }
+                    for (; ii < iend; ii += n) {
                         char *d = dst + ii * drow + j * es;
                         const char *s = src + j * slane + ii * es;
                         switch (es) {
