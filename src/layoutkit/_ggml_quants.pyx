@@ -1023,7 +1023,8 @@ cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noex
         if suml2 > 0 and sumlx * sumlx > best * suml2:
             for i in range(n):
                 lv = nearest_int(iscale * x[i])
-                L[i] = <int8_t>(nmax + (-nmax if lv < -nmax else (nmax - 1 if lv > nmax - 1 else lv)))
+                lv = -nmax if lv < -nmax else (nmax - 1 if lv > nmax - 1 else lv)
+                L[i] = <int8_t>(nmax + lv)
             scale = sumlx / suml2
             best = scale * sumlx
     return scale
