@@ -253,8 +253,14 @@ class TypeInfo:
         return n // self.block_size * self.type_size
 
 
+_KREF = "quantize: ggml's *_ref search (no importance matrix)"
 _NOTES = {
     9: "activation format; ggml has no to_float, dequantize here gives q*d",
+    10: _KREF,
+    11: _KREF,
+    12: _KREF,
+    13: _KREF,
+    14: _KREF,
     15: "activation format; d is float32; bsums of an all-zero block are left 0",
     20: "dequantize only: ggml_quantize_chunk uses an imatrix-style search (ntry=7)",
     41: "d = mean |x| with a sequential fp32 sum",
