@@ -726,3 +726,22 @@ def test_k_quants_roundtrip_quality(name, max_rel_rmse):
     assert rel < max_rel_rmse
     z = np.zeros((1, 256), np.float32)
     assert not G.dequantize(G.quantize(z, name), name).any()
+
+
+@pytest.mark.parametrize("name", ["Q4_0", "Q8_0"])
+@pytest.mark.parametrize("nblocks", [1, 37, 20000])  # 20000: the streaming-store path
+def test_simd_and_portable_dequantize_agree(name, nblocks):
+    info = G.type_info(name)
+    q = np.random.default_rng(nblocks).integers(0, 256, nblocks * info.type_size, dtype=np.uint8)
+    before = K.kernels()
+    try:
+        K.kernels("portable")
+        ref = G.dequantize(q, name)
+        if K.kernels("avx2") != "avx2":
+            pytest.skip("no AVX2 on this CPU")
+        got = G.dequantize(q, name)
+        assert np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+        out = np.empty(ref.size + 1, np.float32)[1:]  # misaligned destination: no streaming
+        assert np.array_equal(G.dequantize(q, name, out=out).view(np.uint32), ref.view(np.uint32))
+    finally:
+        K.kernels(before)
