@@ -257,7 +257,8 @@ cdef extern from *:
             float *yb = y + 32 * i;
             const __m256 d = _mm256_set1_ps(lkg_fp16_to_fp32((uint16_t)(xb[0] | (xb[1] << 8))));
             for (int k = 0; k < 4; k++) {
-                const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(xb + 2 + 8 * k)));
+                const __m128i q8 = _mm_loadl_epi64((const __m128i *)(xb + 2 + 8 * k));
+                const __m256i q = _mm256_cvtepi8_epi32(q8);
                 lkg_put8(yb + 8 * k, _mm256_mul_ps(_mm256_cvtepi32_ps(q), d), stream);
             }
         }
@@ -272,7 +273,8 @@ cdef extern from *:
             float *yb = y + 32 * i;
             const __m256 d = _mm256_set1_ps(lkg_fp16_to_fp32((uint16_t)(xb[0] | (xb[1] << 8))));
             for (int k = 0; k < 2; k++) {
-                const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(xb + 2 + 8 * k)));
+                const __m128i b8 = _mm_loadl_epi64((const __m128i *)(xb + 2 + 8 * k));
+                const __m256i b = _mm256_cvtepu8_epi32(b8);
                 const __m256i lo = _mm256_sub_epi32(_mm256_and_si256(b, low), eight);
                 const __m256i hi = _mm256_sub_epi32(_mm256_srli_epi32(b, 4), eight);
                 lkg_put8(yb + 8 * k, _mm256_mul_ps(_mm256_cvtepi32_ps(lo), d), stream);
