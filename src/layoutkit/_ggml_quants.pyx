@@ -50,7 +50,7 @@ cdef enum:
     T_Q2_0 = 42
 
 # ---------------------------------------------------------------------------
-# AVX2 builds of the two hottest quantizers (Q4_0, Q8_0)
+# AVX2 builds of the hottest kernels (Q4_0, Q8_0 quantize and dequantize)
 # ---------------------------------------------------------------------------
 # The same operations as q_q4_0 / q_q8_0 below, written in C so that GCC/clang
 # can compile them a second time for AVX2 (8 floats per vector instead of 4)
@@ -2245,7 +2245,7 @@ cdef dequant_fn _dequant_fn(int t) noexcept nogil:
 
 
 def kernels(str force=None):
-    """The Q4_0/Q8_0 quantize kernels in use: ``"avx2"`` or ``"portable"``.
+    """The Q4_0/Q8_0 (de)quantize kernels in use: ``"avx2"`` or ``"portable"``.
 
     ``force="portable"`` or ``"avx2"`` switches (``"avx2"`` only if the CPU has it);
     the environment variable ``LAYOUTKIT_GGML_KERNELS=portable`` sets the default.

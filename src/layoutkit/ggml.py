@@ -23,8 +23,9 @@ where ggml uses each). The tests compare against ggml's C library (optional
 ``ggml-python``), the ``gguf`` package and committed digests of ggml's output.
 Blocks holding NaN follow ggml's sequential semantics as compiled for x86-64
 (its float->int conversions are undefined there; those bytes are not a
-promise). On x86-64 CPUs with AVX2 the Q4_0/Q8_0 quantizers use AVX2 builds
-that round identically; ``LAYOUTKIT_GGML_KERNELS=portable`` turns them off.
+promise). On x86-64 CPUs with AVX2 the Q4_0/Q8_0 quantizers and dequantizers
+use AVX2 builds that give identical bits; ``LAYOUTKIT_GGML_KERNELS=portable``
+turns them off.
 
 >>> import numpy as np, layoutkit as lk
 >>> x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(2, 32)
