@@ -15,4 +15,14 @@ __version__ = "0.1.0"
 # The system adapters build on the core names above.
 from . import ggml, htp, larod, tensorrt, vitis
 
-__all__ = ["Layout", "LayoutError", "__version__", "convert", "ggml", "htp", "larod", "tensorrt", "vitis"]
+__all__ = [
+    "Layout",
+    "LayoutError",
+    "__version__",
+    "convert",
+    "ggml",
+    "htp",
+    "larod",
+    "tensorrt",
+    "vitis",
+]
