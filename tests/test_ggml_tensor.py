@@ -369,3 +369,13 @@ def test_cli_help_has_examples(capsys):
         with pytest.raises(SystemExit):
             main([cmd, "--help"])
         assert "example:" in capsys.readouterr().out
+
+
+def test_empty_tensors():
+    t = G.new_tensor("F32", 3, 0)
+    assert (t.nbytes, t.nelements, t.shape, t.is_empty()) == (0, 0, (0, 3), True)
+    assert t.to_numpy().shape == (0, 3) and t.dequantize().shape == (0, 3)
+    q = G.new_tensor("Q4_0", 0, 3)
+    assert q.dequantize().shape == (3, 0) and q.cont().tobytes() == b""
+    assert G.from_numpy(np.zeros((0, 3), np.float32)).shape == (0, 3)
+    assert G.new_tensor("Q8_0", 64, 0, 2).cont().ne == (64, 0, 2, 1)

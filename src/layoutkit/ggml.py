@@ -777,8 +777,15 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """The numpy shape: ``ne`` reversed, ``n_dims`` dims (like gguf-py)."""
-        return tuple(reversed(self.ne[: self.n_dims]))
+        """The numpy shape: ``ne`` reversed, ``n_dims`` dims (like gguf-py; empty dims kept)."""
+        return tuple(reversed(self.ne[: self._np_ndim()]))
+
+    def _np_ndim(self) -> int:
+        nd = self.n_dims
+        for i in range(GGML_MAX_DIMS - 1, nd - 1, -1):
+            if self.ne[i] == 0:
+                return i + 1
+        return nd
 
     @property
     def shape4(self) -> tuple[int, int, int, int]:
@@ -1099,9 +1106,9 @@ class Tensor:
                 "use .dequantize() for float32 values or .blocks() for the raw blocks"
             )
         data = self._need_data("to_numpy")
-        nd = self.n_dims if ndim is None else _as_int(ndim, "ndim")
-        if not self.n_dims <= nd <= GGML_MAX_DIMS:
-            raise LayoutError(f"ndim={nd}: expected {self.n_dims}..{GGML_MAX_DIMS}")
+        nd = self._np_ndim() if ndim is None else _as_int(ndim, "ndim")
+        if not self._np_ndim() <= nd <= GGML_MAX_DIMS:
+            raise LayoutError(f"ndim={nd}: expected {self._np_ndim()}..{GGML_MAX_DIMS}")
         dt = self.element_dtype()
         shape = tuple(reversed(self.ne[:nd]))
         strides = tuple(reversed(self.nb[:nd]))
@@ -1167,7 +1174,7 @@ class Tensor:
         """The logical values as float32 in numpy order (shape :attr:`shape`)."""
         info = self.info
         blocks = np.ascontiguousarray(self._block_view())
-        rows = blocks.reshape(self.ne[3], self.ne[2], self.ne[1], -1)
+        rows = blocks.reshape(self.ne[3], self.ne[2], self.ne[1], self.row_size)
         if info.can_dequantize:
             vals = dequantize(rows, info.id)
         else:
