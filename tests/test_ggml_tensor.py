@@ -379,3 +379,33 @@ def test_empty_tensors():
     assert q.dequantize().shape == (3, 0) and q.cont().tobytes() == b""
     assert G.from_numpy(np.zeros((0, 3), np.float32)).shape == (0, 3)
     assert G.new_tensor("Q8_0", 64, 0, 2).cont().ne == (64, 0, 2, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ne=st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    mult=st.lists(st.integers(1, 3), min_size=3, max_size=3),
+    off=st.integers(0, 16),
+)
+def test_views_against_numpy_as_strided(ne, mult, off):
+    base = np.arange(600, dtype=np.float32)
+    a = G.from_numpy(base)
+    ne4 = (*ne, *([1] * (4 - len(ne))))
+    nb1 = 4 * ne4[0] * mult[0]
+    nb2 = nb1 * ne4[1] * mult[1]
+    nb3 = nb2 * ne4[2] * mult[2]
+    try:
+        v = a.view_4d(*ne4, nb1, nb2, nb3, 4 * off)
+    except LayoutError:
+        assert 4 * ne4[0] * ne4[1] * ne4[2] * ne4[3] + 4 * off > base.nbytes  # ggml's assert
+        return
+    shape = ne4[::-1]
+    strides = (nb3, nb2, nb1, 4)
+    if 4 * off + v.nbytes > base.nbytes:
+        with pytest.raises(LayoutError, match="addresses"):
+            v.to_numpy(4)
+        return
+    ref = np.lib.stride_tricks.as_strided(base[off:], shape=shape, strides=strides)
+    assert np.array_equal(v.to_numpy(4), ref)
+    assert np.array_equal(v.cont().to_numpy(4), ref)
+    assert v.nbytes == 4 + sum((n - 1) * s for n, s in zip(ne4, v.nb, strict=True))
