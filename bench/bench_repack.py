@@ -65,9 +65,12 @@ def median_time(fn: Any, repeat: int, min_time: float = 0.002) -> float:
     return samples[len(samples) // 2]
 
 
-def numpy_reference(x: np.ndarray, src: lk.Layout, dst: lk.Layout) -> Any:
-    """The same conversion with numpy: pad, reshape, transpose, copy."""
-    shape = x.shape
+def numpy_reference(x: np.ndarray, shape: tuple[int, ...], src: lk.Layout, dst: lk.Layout) -> Any:
+    """The same conversion with numpy: pad, reshape, transpose, copy.
+
+    ``x`` is the source buffer in ``src``'s physical shape (``src`` has no blocks);
+    ``shape`` the logical shape.
+    """
     padded = dst.padded_shape(shape)
     cs = dst.block_product
     logical_from_src = np.argsort([*src.outer])  # src physical -> logical axes (no blocks in src)
@@ -117,7 +120,7 @@ def bench(
                     ),
                     repeat,
                 )
-                ref = numpy_reference(buf.reshape(src.physical_shape(shape)), src, dst)
+                ref = numpy_reference(buf.reshape(src.physical_shape(shape)), shape, src, dst)
                 assert np.array_equal(ref(), lk.convert(buf, shape, src, dst)), (name, shape, dtype)
                 t_np = median_time(ref, max(3, repeat // 2))
                 copy_gbs = traffic / t_copy / 1e9
