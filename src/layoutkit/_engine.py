@@ -438,6 +438,50 @@ def _thread_count(threads: int | None, nbytes: int) -> int:
     return max(1, min(int(threads), nbytes // _MIN_BYTES_PER_THREAD))
 
 
+def _layout_buffer(buf: Any, layout: Layout, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """``buf`` as a C-ordered array holding exactly ``layout.size(shape)`` elements."""
+    arr = _as_array(buf, "buf")
+    layout.check_dtype(arr.dtype, "buf: dtype")
+    need = layout.size(shape)
+    if arr.size != need:
+        raise LayoutError(
+            f"buf holds {arr.size} elements but {what} {layout} of shape {shape} needs {need} "
+            f"(physical shape {layout.physical_shape(shape)})"
+        )
+    return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+
+
+def _execute(
+    arr: np.ndarray,
+    src: Layout | None,
+    dst: Layout | None,
+    shape: tuple[int, ...],
+    result_shape: tuple[int, ...],
+    pad: np.ndarray,
+    out: Any,
+    conv: Conversion | None,
+    threads: int | None,
+) -> np.ndarray:
+    """Allocate or check the output, then run the cached plan (or the gather fallback).
+
+    ``src is None`` means ``arr`` is the strided logical tensor; ``dst is None`` a
+    C-ordered logical result.
+    """
+    out_dtype = conv.dst if conv is not None else arr.dtype
+    if out is None:
+        result = np.empty(result_shape, dtype=out_dtype)
+    else:
+        result = _check_out(out, out_dtype, result_shape, (arr,))
+    strides = tuple(arr.strides) if src is None else None
+    plan = _cached_plan(src, dst, shape, arr.dtype.itemsize, strides, conv)
+
+    def fallback() -> None:
+        _gather(arr, src, dst, shape, result, pad, conv)
+
+    _run(plan, fallback, arr, result, pad, shape, threads)
+    return result
+
+
 # ---------------------------------------------------------------------------
 # Public operations
 # ---------------------------------------------------------------------------
@@ -464,19 +508,8 @@ def pack(
     conv = conversion(arr.dtype, dtype, scale, zero_point)
     out_dtype = conv.dst if conv is not None else arr.dtype
     layout.check_dtype(out_dtype, "dtype" if conv is not None else "x: dtype")
-    phys = layout.physical_shape(shape)
     pad = _pad_bytes(pad_value, out_dtype)
-    if out is None:
-        result = np.empty(phys, dtype=out_dtype)
-    else:
-        result = _check_out(out, out_dtype, phys, (arr,))
-    plan = _cached_plan(None, layout, shape, arr.dtype.itemsize, tuple(arr.strides), conv)
-
-    def fallback() -> None:
-        _gather(arr, None, layout, shape, result, pad, conv)
-
-    _run(plan, fallback, arr, result, pad, shape, threads)
-    return result
+    return _execute(arr, None, layout, shape, layout.physical_shape(shape), pad, out, conv, threads)
 
 
 def unpack(
@@ -490,31 +523,12 @@ def unpack(
     zero_point: Any = None,
     threads: int | None = None,
 ) -> np.ndarray:
-    arr = _as_array(buf, "buf")
     sh = layout.check_shape(shape)
-    layout.check_dtype(arr.dtype, "buf: dtype")
-    need = layout.size(sh)
-    if arr.size != need:
-        raise LayoutError(
-            f"buf holds {arr.size} elements but layout {layout} of shape {sh} needs {need} "
-            f"(physical shape {layout.physical_shape(sh)})"
-        )
-    if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
+    arr = _layout_buffer(buf, layout, sh, "layout")
     conv = conversion(arr.dtype, dtype, scale, zero_point)
     out_dtype = conv.dst if conv is not None else arr.dtype
-    if out is None:
-        result = np.empty(sh, dtype=out_dtype)
-    else:
-        result = _check_out(out, out_dtype, sh, (arr,))
-    plan = _cached_plan(layout, None, sh, arr.dtype.itemsize, None, conv)
-    pad = np.zeros(out_dtype.itemsize, dtype=np.uint8)
-
-    def fallback() -> None:
-        _gather(arr, layout, None, sh, result, pad, conv)
-
-    _run(plan, fallback, arr, result, pad, sh, threads)
-    return result
+    pad = np.zeros(out_dtype.itemsize, dtype=np.uint8)  # a logical tensor has no padding
+    return _execute(arr, layout, None, sh, sh, pad, out, conv, threads)
 
 
 def convert(
@@ -595,33 +609,13 @@ def convert(
             f"src {src_l} has dims {src_l.dims!r} but dst {dst_l} has dims {dst_l.dims!r}; "
             f"pass Layout objects over the same dims, e.g. lk.Layout({str(dst_l)!r}, dims={src_l.dims!r})"
         )
-    arr = _as_array(buf, "buf")
     sh = src_l.check_shape(shape)
+    arr = _layout_buffer(buf, src_l, sh, "src layout")
     conv = conversion(arr.dtype, dtype, scale, zero_point)
     out_dtype = conv.dst if conv is not None else arr.dtype
-    src_l.check_dtype(arr.dtype, "buf: dtype")
     dst_l.check_dtype(out_dtype, "dtype" if conv is not None else "buf: dtype")
-    need = src_l.size(sh)
-    if arr.size != need:
-        raise LayoutError(
-            f"buf holds {arr.size} elements but src layout {src_l} of shape {sh} needs {need} "
-            f"(physical shape {src_l.physical_shape(sh)})"
-        )
-    if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
-    phys = dst_l.physical_shape(sh)
     pad = _pad_bytes(pad_value, out_dtype)
-    if out is None:
-        result = np.empty(phys, dtype=out_dtype)
-    else:
-        result = _check_out(out, out_dtype, phys, (arr,))
-    plan = _cached_plan(src_l, dst_l, sh, arr.dtype.itemsize, None, conv)
-
-    def fallback() -> None:
-        _gather(arr, src_l, dst_l, sh, result, pad, conv)
-
-    _run(plan, fallback, arr, result, pad, sh, threads)
-    return result
+    return _execute(arr, src_l, dst_l, sh, dst_l.physical_shape(sh), pad, out, conv, threads)
 
 
 # ---------------------------------------------------------------------------
