@@ -2,6 +2,9 @@
 # Cython signatures:
 #   def quantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
 #                       const float[::1] x, uint8_t[::1] out)
+#   def quantize_rows_imatrix(int type_id, Py_ssize_t n_per_row, Py_ssize_t block_size,
+#                             Py_ssize_t type_size, const float[::1] x, const float[::1] qw,
+#                             uint8_t[::1] out)
 #   def dequantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
 #                         const uint8_t[::1] q, float[::1] out)
 #   def fp32_to_fp16_bits(const float[::1] x, uint16_t[::1] out)
@@ -12,11 +15,21 @@ import numpy.typing as npt
 def kernels(force: str | None = None) -> str: ...
 def can_quantize(type_id: int) -> bool: ...
 def can_dequantize(type_id: int) -> bool: ...
+def uses_imatrix(type_id: int) -> bool: ...
 def quantize_blocks(
     type_id: int,
     block_size: int,
     type_size: int,
     x: npt.NDArray[np.float32],
+    out: npt.NDArray[np.uint8],
+) -> None: ...
+def quantize_rows_imatrix(
+    type_id: int,
+    n_per_row: int,
+    block_size: int,
+    type_size: int,
+    x: npt.NDArray[np.float32],
+    qw: npt.NDArray[np.float32],
     out: npt.NDArray[np.uint8],
 ) -> None: ...
 def dequantize_blocks(

@@ -976,8 +976,13 @@ cdef void q_q8_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
 # ---------------------------------------------------------------------------
 cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weights,
                             uint8_t *L, float *the_min, uint8_t *Laux, float rmin,
-                            float rdelta, int nstep, bint use_mad) noexcept nogil:
-    """ggml's make_qkx2_quants: asymmetric scale and min by weighted least squares."""
+                            float rdelta, int nstep, bint use_mad,
+                            bint qkx3) noexcept nogil:
+    """ggml's make_qkx2_quants: asymmetric scale and min by weighted least squares.
+
+    ``qkx3=True`` gives make_qkx3_quants (the importance-matrix search), which
+    differs only in treating ``max <= min`` (not just ``==``) as a flat group.
+    """
     cdef float mn = x[0], mx = x[0]
     cdef float sum_w = weights[0]
     cdef float sum_x = sum_w * x[0]
@@ -994,7 +999,7 @@ cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weight
         sum_x += w * x[i]
     if mn > 0:
         mn = <float>0.0
-    if mx == mn:
+    if (mx <= mn) if qkx3 else (mx == mn):
         for i in range(n):
             L[i] = 0
         the_min[0] = -mn
@@ -1046,8 +1051,9 @@ cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weight
     return scale
 
 
-cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noexcept nogil:
-    """ggml's make_qx_quants(n, nmax, x, L, rmse_type=1, qw=NULL): symmetric, weights x^2."""
+cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L,
+                                const float *qw) noexcept nogil:
+    """ggml's make_qx_quants(n, nmax, x, L, rmse_type=1, qw): symmetric; weights qw, or x^2."""
     cdef float mx = 0, amax = 0, ax, iscale, sumlx, suml2, w, scale, best
     cdef int i, lv, step
     for i in range(n):
@@ -1066,7 +1072,7 @@ cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noex
         lv = nearest_int(iscale * x[i])
         lv = -nmax if lv < -nmax else (nmax - 1 if lv > nmax - 1 else lv)
         L[i] = <int8_t>(lv + nmax)
-        w = x[i] * x[i]
+        w = qw[i] if qw != NULL else x[i] * x[i]
         sumlx += w * x[i] * <float>lv
         suml2 += w * <float>lv * <float>lv
     scale = sumlx / suml2 if suml2 != 0 else <float>0.0
@@ -1080,7 +1086,7 @@ cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L) noex
         for i in range(n):
             lv = nearest_int(iscale * x[i])
             lv = -nmax if lv < -nmax else (nmax - 1 if lv > nmax - 1 else lv)
-            w = x[i] * x[i]
+            w = qw[i] if qw != NULL else x[i] * x[i]
             sumlx += w * x[i] * <float>lv
             suml2 += w * <float>lv * <float>lv
         if suml2 > 0 and sumlx * sumlx > best * suml2:
@@ -1169,7 +1175,7 @@ cdef void q_q2_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
             for li in range(16):
                 weights[li] = fabsf(xb[16 * j + li])
             scales[j] = make_qkx2_quants(16, 3, xb + 16 * j, weights, L + 16 * j, &mins[j], Laux,
-                                         <float>-0.5, <float>0.1, 15, True)
+                                         <float>-0.5, <float>0.1, 15, True, False)
             if scales[j] > max_scale:
                 max_scale = scales[j]
             if mins[j] > max_min:
@@ -1203,14 +1209,13 @@ cdef void q_q2_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
 
 cdef void q_q3_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
     cdef Py_ssize_t i
-    cdef int j, li, lv, m
-    cdef int8_t l8, sc
+    cdef int j
+    cdef int8_t l8
     cdef const float *xb
     cdef uint8_t *yb
     cdef int8_t L[256]
     cdef float scales[16]
-    cdef float max_scale, amax, s, iscale, d
-    cdef uint8_t hm
+    cdef float max_scale, amax, s, iscale
     for i in range(nb):
         xb = x + 256 * i
         yb = y + 110 * i
@@ -1228,36 +1233,50 @@ cdef void q_q3_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
             for j in range(16):
                 l8 = <int8_t>nearest_int(iscale * scales[j])
                 l8 = <int8_t>((-32 if l8 < -32 else (31 if l8 > 31 else l8)) + 32)
-                if j < 8:
-                    yb[96 + j] = <uint8_t>(l8 & 0xF)
-                else:
-                    yb[96 + j - 8] |= <uint8_t>((l8 & 0xF) << 4)
-                l8 = <int8_t>(l8 >> 4)
-                yb[96 + 8 + j % 4] |= <uint8_t>(l8 << (2 * (j // 4)))
+                q3_k_put_scale(yb + 96, j, l8)
             wr_half(yb + 108, <float>1.0 / iscale)
         else:
             wr_half(yb + 108, <float>0.0)
-        for j in range(16):
-            sc = <int8_t>((yb[96 + j] & 0xF) if j < 8 else (yb[96 + j - 8] >> 4))
-            sc = <int8_t>((sc | (((yb[96 + 8 + j % 4] >> (2 * (j // 4))) & 3) << 4)) - 32)
-            d = rd_half(yb + 108) * <float>sc
-            if not d:
-                continue
-            for li in range(16):
-                lv = nearest_int(xb[16 * j + li] / d)
-                L[16 * j + li] = <int8_t>((-4 if lv < -4 else (3 if lv > 3 else lv)) + 4)
-        memset(yb, 0, 32)
-        m = 0
-        hm = 1
-        for j in range(256):
-            if L[j] > 3:
-                yb[m] |= hm
-                L[j] = <int8_t>(L[j] - 4)
-            m += 1
-            if m == 32:
-                m = 0
-                hm = <uint8_t>(hm << 1)
-        pack_2bit(<const uint8_t *>L, yb + 32)
+        q3_k_finish(xb, yb, L)
+
+
+cdef inline void q3_k_put_scale(uint8_t *s, int j, int8_t l8) noexcept nogil:
+    """Store 6-bit scale ``j`` (0..63) into Q3_K's 12 scale bytes (pre-zeroed)."""
+    if j < 8:
+        s[j] = <uint8_t>(l8 & 0xF)
+    else:
+        s[j - 8] |= <uint8_t>((l8 & 0xF) << 4)
+    l8 = <int8_t>(l8 >> 4)
+    s[8 + j % 4] |= <uint8_t>(l8 << (2 * (j // 4)))
+
+
+cdef void q3_k_finish(const float *xb, uint8_t *yb, int8_t *L) noexcept nogil:
+    """Q3_K second pass against the stored scales, then the hmask / 2-bit packing."""
+    cdef int j, li, lv, m
+    cdef int8_t sc
+    cdef float d
+    cdef uint8_t hm
+    for j in range(16):
+        sc = <int8_t>((yb[96 + j] & 0xF) if j < 8 else (yb[96 + j - 8] >> 4))
+        sc = <int8_t>((sc | (((yb[96 + 8 + j % 4] >> (2 * (j // 4))) & 3) << 4)) - 32)
+        d = rd_half(yb + 108) * <float>sc
+        if not d:
+            continue
+        for li in range(16):
+            lv = nearest_int(xb[16 * j + li] / d)
+            L[16 * j + li] = <int8_t>((-4 if lv < -4 else (3 if lv > 3 else lv)) + 4)
+    memset(yb, 0, 32)
+    m = 0
+    hm = 1
+    for j in range(256):
+        if L[j] > 3:
+            yb[m] |= hm
+            L[j] = <int8_t>(L[j] - 4)
+        m += 1
+        if m == 32:
+            m = 0
+            hm = <uint8_t>(hm << 1)
+    pack_2bit(<const uint8_t *>L, yb + 32)
 
 
 cdef inline void kquant_scales_mins(const float *scales, const float *mins, float max_scale,
@@ -1298,7 +1317,7 @@ cdef inline void kquant_32_pass(const float *xb, float *scales, float *mins, uin
         for li in range(32):
             weights[li] = av_x + fabsf(xb[32 * j + li])
         scales[j] = make_qkx2_quants(32, nmax, xb + 32 * j, weights, L + 32 * j, &mins[j], Laux,
-                                     rmin, <float>0.1, nstep, False)
+                                     rmin, <float>0.1, nstep, False, False)
         if scales[j] > max_scale[0]:
             max_scale[0] = scales[j]
         if mins[j] > max_min[0]:
@@ -1321,9 +1340,34 @@ cdef inline void kquant_requant_32(const float *xb, const uint8_t *yb, uint8_t *
             L[32 * j + li] = <uint8_t>(0 if lv < 0 else (nmax if lv > nmax else lv))
 
 
+cdef inline void q4_k_pack(const uint8_t *L, uint8_t *yb) noexcept nogil:
+    cdef int j, li
+    for j in range(0, 256, 64):
+        for li in range(32):
+            yb[16 + j // 2 + li] = <uint8_t>(L[j + li] | (L[j + li + 32] << 4))
+
+
+cdef inline void q5_k_pack(const uint8_t *L, uint8_t *yb) noexcept nogil:
+    cdef int j, li, l1, l2
+    cdef uint8_t m1 = 1, m2 = 2
+    memset(yb + 16, 0, 32)
+    for j in range(0, 256, 64):
+        for li in range(32):
+            l1 = L[j + li]
+            if l1 > 15:
+                l1 -= 16
+                yb[16 + li] |= m1
+            l2 = L[j + li + 32]
+            if l2 > 15:
+                l2 -= 16
+                yb[16 + li] |= m2
+            yb[48 + j // 2 + li] = <uint8_t>(l1 | (l2 << 4))
+        m1 = <uint8_t>(m1 << 2)
+        m2 = <uint8_t>(m2 << 2)
+
+
 cdef void q_q4_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
     cdef Py_ssize_t i
-    cdef int j, li
     cdef const float *xb
     cdef uint8_t *yb
     cdef uint8_t L[256]
@@ -1338,21 +1382,17 @@ cdef void q_q4_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
         wr_half(yb, max_scale / <float>63.0)
         wr_half(yb + 2, max_min / <float>63.0)
         kquant_requant_32(xb, yb, L, 15)
-        for j in range(0, 256, 64):
-            for li in range(32):
-                yb[16 + j // 2 + li] = <uint8_t>(L[j + li] | (L[j + li + 32] << 4))
+        q4_k_pack(L, yb)
 
 
 cdef void q_q5_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
     cdef Py_ssize_t i
-    cdef int j, li, l1, l2
     cdef const float *xb
     cdef uint8_t *yb
     cdef uint8_t L[256]
     cdef float scales[8]
     cdef float mins[8]
     cdef float max_scale, max_min
-    cdef uint8_t m1, m2
     for i in range(nb):
         xb = x + 256 * i
         yb = y + 176 * i
@@ -1361,70 +1401,522 @@ cdef void q_q5_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
         wr_half(yb, max_scale / <float>63.0)
         wr_half(yb + 2, max_min / <float>63.0)
         kquant_requant_32(xb, yb, L, 31)
-        memset(yb + 16, 0, 32)
-        m1 = 1
-        m2 = 2
-        for j in range(0, 256, 64):
-            for li in range(32):
-                l1 = L[j + li]
-                if l1 > 15:
-                    l1 -= 16
-                    yb[16 + li] |= m1
-                l2 = L[j + li + 32]
-                if l2 > 15:
-                    l2 -= 16
-                    yb[16 + li] |= m2
-                yb[48 + j // 2 + li] = <uint8_t>(l1 | (l2 << 4))
-            m1 = <uint8_t>(m1 << 2)
-            m2 = <uint8_t>(m2 << 2)
+        q5_k_pack(L, yb)
 
 
-cdef void q_q6_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
-    cdef Py_ssize_t i
+cdef void q6_k_block(const float *xb, uint8_t *yb, const float *qw) noexcept nogil:
+    """One Q6_K super-block: quantize_row_q6_K_ref (qw NULL) or _impl (qw = imatrix slice)."""
     cdef int j, li, lv, ib, v
-    cdef const float *xb
-    cdef uint8_t *yb
     cdef uint8_t *ql
     cdef uint8_t *qh
     cdef int8_t L[256]
     cdef float scales[16]
-    cdef float max_scale, max_abs_scale, a, iscale, d
-    for i in range(nb):
-        xb = x + 256 * i
-        yb = y + 210 * i
-        max_scale = <float>0.0
-        max_abs_scale = <float>0.0
-        for ib in range(16):
-            scales[ib] = make_qx_quants_rmse1(16, 32, xb + 16 * ib, L + 16 * ib)
-            a = fabsf(scales[ib])
-            if a > max_abs_scale:
-                max_abs_scale = a
-                max_scale = scales[ib]
-        if max_abs_scale < <float>1e-15:
-            memset(yb, 0, 210)
+    cdef float max_scale = 0, max_abs_scale = 0, a, iscale, d
+    for ib in range(16):
+        scales[ib] = make_qx_quants_rmse1(16, 32, xb + 16 * ib, L + 16 * ib,
+                                          qw + 16 * ib if qw != NULL else NULL)
+        a = fabsf(scales[ib])
+        if a > max_abs_scale:
+            max_abs_scale = a
+            max_scale = scales[ib]
+    if max_abs_scale < <float>1e-15:
+        memset(yb, 0, 210)
+        return
+    iscale = <float>-128.0 / max_scale
+    wr_half(yb + 208, <float>1.0 / iscale)
+    for ib in range(16):
+        v = nearest_int(iscale * scales[ib])
+        yb[192 + ib] = <uint8_t><int8_t>(v if v < 127 else 127)
+    for j in range(16):
+        d = rd_half(yb + 208) * <float>(<int8_t>yb[192 + j])
+        if not d:
             continue
-        iscale = <float>-128.0 / max_scale
-        wr_half(yb + 208, <float>1.0 / iscale)
-        for ib in range(16):
-            v = nearest_int(iscale * scales[ib])
-            yb[192 + ib] = <uint8_t><int8_t>(v if v < 127 else 127)
+        for li in range(16):
+            lv = nearest_int(xb[16 * j + li] / d)
+            L[16 * j + li] = <int8_t>((-32 if lv < -32 else (31 if lv > 31 else lv)) + 32)
+    ql = yb
+    qh = yb + 128
+    for j in range(0, 256, 128):
+        for li in range(32):
+            ql[li] = <uint8_t>((L[j + li] & 0xF) | ((L[j + li + 64] & 0xF) << 4))
+            ql[li + 32] = <uint8_t>((L[j + li + 32] & 0xF) | ((L[j + li + 96] & 0xF) << 4))
+            qh[li] = <uint8_t>((L[j + li] >> 4) | ((L[j + li + 32] >> 4) << 2)
+                               | ((L[j + li + 64] >> 4) << 4) | ((L[j + li + 96] >> 4) << 6))
+        ql += 64
+        qh += 32
+
+
+cdef void q_q6_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(nb):
+        q6_k_block(x + 256 * i, y + 210 * i, NULL)
+
+
+# ---------------------------------------------------------------------------
+# importance-matrix quantizers (ggml's quantize_row_*_impl, one row at a time)
+# and IQ4_NL / IQ4_XS (quantize_iq4_nl / quantize_iq4_xs, what ggml_quantize_chunk calls)
+# ---------------------------------------------------------------------------
+ctypedef void (*row_fn)(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil
+
+
+cdef float make_qp_quants(int n, int nmax, const float *x, uint8_t *L,
+                          const float *qw) noexcept nogil:
+    """ggml's make_qp_quants: non-negative codes 0..nmax for the scales/mins of a super-block.
+
+    ``L`` is uint8 as in ggml, so a negative code wraps exactly as it does there.
+    """
+    cdef float mx = 0, iscale, scale, best_mse, diff, w, iscale_is, scale_is, mse
+    cdef float sumlx, suml2, slx, sl2
+    cdef int i, lv, step, _itry, n_changed, new_l
+    for i in range(n):
+        mx = mx if mx > x[i] else x[i]
+    if mx < <float>1e-15:
+        for i in range(n):
+            L[i] = 0
+        return <float>0.0
+    iscale = <float>nmax / mx
+    for i in range(n):
+        L[i] = <uint8_t>nearest_int(iscale * x[i])
+    scale = <float>1.0 / iscale
+    best_mse = <float>0.0
+    for i in range(n):
+        diff = x[i] - scale * <float>L[i]
+        best_mse += qw[i] * diff * diff
+    for step in range(-4, 5):
+        if step == 0:
+            continue
+        iscale_is = (<float>0.1 * <float>step + <float>nmax) / mx
+        scale_is = <float>1.0 / iscale_is
+        mse = <float>0.0
+        for i in range(n):
+            lv = nearest_int(iscale_is * x[i])
+            lv = nmax if lv > nmax else lv
+            diff = x[i] - scale_is * <float>lv
+            mse += qw[i] * diff * diff
+        if mse < best_mse:
+            best_mse = mse
+            iscale = iscale_is
+    sumlx = <float>0.0
+    suml2 = <float>0.0
+    for i in range(n):
+        lv = nearest_int(iscale * x[i])
+        lv = nmax if lv > nmax else lv
+        L[i] = <uint8_t>lv
+        w = qw[i]
+        sumlx += w * x[i] * <float>lv
+        suml2 += w * <float>lv * <float>lv
+    for _itry in range(5):
+        n_changed = 0
+        for i in range(n):
+            w = qw[i]
+            slx = sumlx - w * x[i] * <float>L[i]
+            sl2 = suml2 - w * <float>L[i] * <float>L[i]
+            if slx > 0 and sl2 > 0:
+                new_l = nearest_int(x[i] * sl2 / slx)
+                new_l = nmax if new_l > nmax else new_l
+                if new_l != L[i]:
+                    slx += w * x[i] * <float>new_l
+                    sl2 += w * <float>new_l * <float>new_l
+                    if slx * slx * suml2 > sumlx * sumlx * sl2:
+                        L[i] = <uint8_t>new_l
+                        sumlx = slx
+                        suml2 = sl2
+                        n_changed += 1
+        if not n_changed:
+            break
+    return sumlx / suml2 if suml2 > 0 else <float>0.0
+
+
+cdef inline float row_sigma2(const float *x, Py_ssize_t n) noexcept nogil:
+    """sum(x^2) / n with ggml's sequential fp32 sum (legacy types: the whole row)."""
+    cdef float s = 0
+    cdef Py_ssize_t j
+    for j in range(n):
+        s += x[j] * x[j]
+    return s / <float>n
+
+
+cdef inline void imatrix_weights(const float *xb, const float *qw, float sigma2, float *w,
+                                 int n) noexcept nogil:
+    cdef int j
+    for j in range(n):
+        w[j] = qw[j] * sqrtf(sigma2 + xb[j] * xb[j])
+
+
+cdef void qw_q4_0(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    cdef float weight[32]
+    cdef int8_t L[32]
+    cdef float sigma2 = row_sigma2(x, n), d
+    cdef Py_ssize_t ib
+    cdef int j
+    cdef uint8_t *yb
+    for ib in range(n // 32):
+        imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, weight, 32)
+        d = make_qx_quants_rmse1(32, 8, x + 32 * ib, L, weight)
+        yb = y + 18 * ib
+        wr_half(yb, d)
         for j in range(16):
-            d = rd_half(yb + 208) * <float>(<int8_t>yb[192 + j])
+            yb[2 + j] = <uint8_t>(L[j] | (L[j + 16] << 4))
+
+
+cdef void qw_q5_0(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    cdef float weight[32]
+    cdef int8_t L[32]
+    cdef float sigma2 = row_sigma2(x, n), d
+    cdef Py_ssize_t ib
+    cdef int j
+    cdef uint32_t qh
+    cdef uint8_t *yb
+    for ib in range(n // 32):
+        imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, weight, 32)
+        d = make_qx_quants_rmse1(32, 16, x + 32 * ib, L, weight)
+        yb = y + 22 * ib
+        wr_half(yb, d)
+        qh = 0
+        for j in range(16):
+            yb[6 + j] = <uint8_t>((L[j] & 0xF) | ((L[j + 16] & 0xF) << 4))
+            qh |= (<uint32_t>((L[j] >> 4) & 1)) << j
+            qh |= (<uint32_t>((L[j + 16] >> 4) & 1)) << (j + 16)
+        memcpy(yb + 2, &qh, 4)
+
+
+cdef inline void qw_x_1(const float *x, uint8_t *y, Py_ssize_t n, const float *qw, int nmax,
+                        int type_size) noexcept nogil:
+    """Q4_1 (nmax 15) / Q5_1 (nmax 31) with an importance matrix (make_qkx3_quants)."""
+    cdef float weight[32]
+    cdef uint8_t L[32]
+    cdef uint8_t Laux[32]
+    cdef float sigma2 = row_sigma2(x, n), d, mn
+    cdef Py_ssize_t ib
+    cdef int j
+    cdef uint32_t qh
+    cdef uint8_t *yb
+    for ib in range(n // 32):
+        imatrix_weights(x + 32 * ib, qw + 32 * ib, sigma2, weight, 32)
+        d = make_qkx2_quants(32, nmax, x + 32 * ib, weight, L, &mn, Laux, <float>-0.9,
+                             <float>0.05, 36, False, True)
+        yb = y + type_size * ib
+        wr_half(yb, d)
+        wr_half(yb + 2, -mn)
+        if nmax == 15:
+            for j in range(16):
+                yb[4 + j] = <uint8_t>(L[j] | (L[j + 16] << 4))
+        else:
+            qh = 0
+            for j in range(16):
+                yb[8 + j] = <uint8_t>((L[j] & 0xF) | ((L[j + 16] & 0xF) << 4))
+                qh |= (<uint32_t>((L[j] >> 4) & 1)) << j
+                qh |= (<uint32_t>((L[j + 16] >> 4) & 1)) << (j + 16)
+            memcpy(yb + 4, &qh, 4)
+
+
+cdef void qw_q4_1(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    qw_x_1(x, y, n, qw, 15, 20)
+
+
+cdef void qw_q5_1(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    qw_x_1(x, y, n, qw, 31, 24)
+
+
+cdef inline float block_sum_x2(const float *x) noexcept nogil:
+    cdef float s = 0
+    cdef int j
+    for j in range(256):
+        s += x[j] * x[j]
+    return s
+
+
+cdef void qw_q2_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    cdef uint8_t L[256]
+    cdef uint8_t Laux[16]
+    cdef float mins[16]
+    cdef float scales[16]
+    cdef float sw[16]
+    cdef float weight[16]
+    cdef uint8_t Ls[16]
+    cdef uint8_t Lm[16]
+    cdef Py_ssize_t i
+    cdef int j, li, lv
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float sigma2, dm, mm, d, m
+    for i in range(n // 256):
+        xb = x + 256 * i
+        yb = y + 84 * i
+        sigma2 = block_sum_x2(xb) / <float>256.0
+        for j in range(16):
+            imatrix_weights(xb + 16 * j, qw + 256 * i + 16 * j, sigma2, weight, 16)
+            sw[j] = <float>0.0
+            for li in range(16):
+                sw[j] += weight[li]
+            scales[j] = make_qkx2_quants(16, 3, xb + 16 * j, weight, L + 16 * j, &mins[j], Laux,
+                                         <float>-0.9, <float>0.05, 36, False, True)
+        dm = make_qp_quants(16, 15, scales, Ls, sw)
+        mm = make_qp_quants(16, 15, mins, Lm, sw)
+        wr_half(yb + 80, dm)
+        wr_half(yb + 82, mm)
+        dm = rd_half(yb + 80)
+        mm = rd_half(yb + 82)
+        for j in range(16):
+            yb[j] = <uint8_t>(Ls[j] | (Lm[j] << 4))
+        for j in range(16):
+            d = dm * <float>(yb[j] & 0xF)
             if not d:
                 continue
+            m = mm * <float>(yb[j] >> 4)
             for li in range(16):
-                lv = nearest_int(xb[16 * j + li] / d)
-                L[16 * j + li] = <int8_t>((-32 if lv < -32 else (31 if lv > 31 else lv)) + 32)
-        ql = yb
-        qh = yb + 128
-        for j in range(0, 256, 128):
+                lv = nearest_int((xb[16 * j + li] + m) / d)
+                L[16 * j + li] = <uint8_t>(0 if lv < 0 else (3 if lv > 3 else lv))
+        pack_2bit(L, yb + 16)
+
+
+cdef void qw_q3_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    cdef int8_t L[256]
+    cdef float scales[16]
+    cdef float weight[16]
+    cdef float sw[16]
+    cdef int8_t Ls[16]
+    cdef Py_ssize_t i
+    cdef int j, li
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef float sigma2, sumw, d_block
+    for i in range(n // 256):
+        xb = x + 256 * i
+        yb = y + 110 * i
+        sigma2 = <float>2.0 * block_sum_x2(xb) / <float>256.0
+        for j in range(16):
+            imatrix_weights(xb + 16 * j, qw + 256 * i + 16 * j, sigma2, weight, 16)
+            sumw = <float>0.0
+            for li in range(16):
+                sumw += weight[li]
+            sw[j] = sumw
+            scales[j] = make_qx_quants_rmse1(16, 4, xb + 16 * j, L + 16 * j, weight)
+        memset(yb + 96, 0, 12)
+        d_block = make_qx_quants_rmse1(16, 32, scales, Ls, sw)
+        for j in range(16):
+            q3_k_put_scale(yb + 96, j, Ls[j])
+        wr_half(yb + 108, d_block)
+        q3_k_finish(xb, yb, L)
+
+
+cdef inline void qw_q45_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw, int nmax,
+                          int type_size) noexcept nogil:
+    """Q4_K (nmax 15) / Q5_K (nmax 31) with an importance matrix."""
+    cdef uint8_t L[256]
+    cdef uint8_t Laux[32]
+    cdef uint8_t Ls[8]
+    cdef uint8_t Lm[8]
+    cdef float mins[8]
+    cdef float scales[8]
+    cdef float sw[8]
+    cdef float weights[32]
+    cdef Py_ssize_t i
+    cdef int j, li
+    cdef const float *xb
+    cdef uint8_t *yb
+    cdef uint8_t *s
+    cdef uint8_t ls, lm
+    cdef float sigma2, sumw, d_block, m_block
+    for i in range(n // 256):
+        xb = x + 256 * i
+        yb = y + type_size * i
+        sigma2 = <float>2.0 * block_sum_x2(xb) / <float>256.0
+        for j in range(8):
+            imatrix_weights(xb + 32 * j, qw + 256 * i + 32 * j, sigma2, weights, 32)
+            sumw = <float>0.0
             for li in range(32):
-                ql[li] = <uint8_t>((L[j + li] & 0xF) | ((L[j + li + 64] & 0xF) << 4))
-                ql[li + 32] = <uint8_t>((L[j + li + 32] & 0xF) | ((L[j + li + 96] & 0xF) << 4))
-                qh[li] = <uint8_t>((L[j + li] >> 4) | ((L[j + li + 32] >> 4) << 2)
-                                   | ((L[j + li + 64] >> 4) << 4) | ((L[j + li + 96] >> 4) << 6))
-            ql += 64
-            qh += 32
+                sumw += weights[li]
+            sw[j] = sumw
+            scales[j] = make_qkx2_quants(32, nmax, xb + 32 * j, weights, L + 32 * j, &mins[j],
+                                         Laux, <float>-0.9, <float>0.05, 36, False, True)
+        d_block = make_qp_quants(8, 63, scales, Ls, sw)
+        m_block = make_qp_quants(8, 63, mins, Lm, sw)
+        s = yb + 4
+        for j in range(8):
+            ls = Ls[j]
+            lm = Lm[j]
+            if nmax == 31:                  # only ggml's Q5_K clamps here
+                ls = ls if ls < 63 else 63
+                lm = lm if lm < 63 else 63
+            if j < 4:
+                s[j] = ls
+                s[j + 4] = lm
+            else:
+                s[j + 4] = <uint8_t>((ls & 0xF) | ((lm & 0xF) << 4))
+                s[j - 4] |= <uint8_t>((ls >> 4) << 6)
+                s[j] |= <uint8_t>((lm >> 4) << 6)
+        wr_half(yb, d_block)
+        wr_half(yb + 2, m_block)
+        kquant_requant_32(xb, yb, L, nmax)
+        if nmax == 15:
+            q4_k_pack(L, yb)
+        else:
+            q5_k_pack(L, yb)
+
+
+cdef void qw_q4_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    qw_q45_k(x, y, n, qw, 15, 144)
+
+
+cdef void qw_q5_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    qw_q45_k(x, y, n, qw, 31, 176)
+
+
+cdef void qw_q6_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n // 256):
+        q6_k_block(x + 256 * i, y + 210 * i, qw + 256 * i)
+
+
+cdef inline int best_index_iq4(float v) noexcept nogil:
+    """ggml's best_index_int8(16, kvalues_iq4nl, v): nearest value, ties to the upper one."""
+    cdef int ml = 0, mu = 15, mav
+    if v <= <float>KVALUES_IQ4NL[0]:
+        return 0
+    if v >= <float>KVALUES_IQ4NL[15]:
+        return 15
+    while mu - ml > 1:
+        mav = (ml + mu) // 2
+        if v < <float>KVALUES_IQ4NL[mav]:
+            mu = mav
+        else:
+            ml = mav
+    return mu - 1 if v - <float>KVALUES_IQ4NL[mu - 1] < <float>KVALUES_IQ4NL[mu] - v else mu
+
+
+cdef void iq4_superblock(const float *x, int sbs, uint8_t *dh, uint8_t *q4, uint8_t *scales_h,
+                         uint8_t *scales_l, const float *qw) noexcept nogil:
+    """ggml's quantize_row_iq4_nl_impl with ntry = 7 (ggml_quantize_chunk's setting).
+
+    ``sbs`` = 32 (IQ4_NL) or 256 (IQ4_XS, which adds 6-bit sub-block scales).
+    """
+    cdef float scales[8]
+    cdef float weight[32]
+    cdef uint8_t L[256]
+    cdef float sigma2 = 0, max_scale = 0, amax_scale = 0, amax, mx, ax, d, idv, al, q, w
+    cdef float sumqx, sumq2, best, abs_d, dl, idl
+    cdef int j, ib, itry, lv, ls
+    cdef int nblk = sbs // 32
+    cdef const float *xb
+    cdef uint8_t *Lb
+    cdef uint16_t sh
+    cdef float v0 = <float>KVALUES_IQ4NL[0]
+    for j in range(sbs):
+        sigma2 += x[j] * x[j]
+    sigma2 *= <float>2.0 / <float>sbs
+    memset(q4, 0, sbs // 2)
+    wr_half(dh, <float>0.0)
+    for ib in range(nblk):
+        xb = x + 32 * ib
+        Lb = L + 32 * ib
+        if qw != NULL:
+            imatrix_weights(xb, qw + 32 * ib, sigma2, weight, 32)
+        else:
+            for j in range(32):
+                weight[j] = xb[j] * xb[j]
+        amax = 0
+        mx = 0
+        for j in range(32):
+            ax = fabsf(xb[j])
+            if ax > amax:
+                amax = ax
+                mx = xb[j]
+        if amax < <float>1e-15:
+            scales[ib] = 0
+            memset(Lb, 0, 32)              # ggml leaves L unset here and never reads it
+            continue
+        d = -mx / v0
+        idv = <float>1.0 / d
+        sumqx = 0
+        sumq2 = 0
+        for j in range(32):
+            al = idv * xb[j]
+            lv = best_index_iq4(al)
+            Lb[j] = <uint8_t>lv
+            q = <float>KVALUES_IQ4NL[lv]
+            w = weight[j]
+            sumqx += w * q * xb[j]
+            sumq2 += w * q * q
+        d = sumqx / sumq2 if sumq2 > 0 else <float>0.0
+        best = d * sumqx
+        for itry in range(-7, 8):
+            idv = <float>(itry + KVALUES_IQ4NL[0]) / mx
+            sumqx = 0
+            sumq2 = 0
+            for j in range(32):
+                al = idv * xb[j]
+                lv = best_index_iq4(al)
+                q = <float>KVALUES_IQ4NL[lv]
+                w = weight[j]
+                sumqx += w * q * xb[j]
+                sumq2 += w * q * q
+            if sumq2 > 0 and sumqx * sumqx > best * sumq2:
+                d = sumqx / sumq2
+                best = d * sumqx
+        scales[ib] = d
+        abs_d = fabsf(d)
+        if abs_d > amax_scale:
+            amax_scale = abs_d
+            max_scale = d
+    if nblk > 1:
+        sh = 0
+        d = -max_scale / <float>32.0
+        wr_half(dh, d)
+        idv = <float>1.0 / d if d != 0 else <float>0.0
+        for ib in range(nblk):
+            ls = nearest_int(idv * scales[ib])
+            ls = -32 if ls < -32 else (31 if ls > 31 else ls)
+            dl = d * <float>ls
+            idl = <float>1.0 / dl if dl != 0 else <float>0.0
+            Lb = L + 32 * ib
+            xb = x + 32 * ib
+            for j in range(32):
+                Lb[j] = <uint8_t>best_index_iq4(idl * xb[j])
+            ls += 32
+            if ib % 2 == 0:
+                scales_l[ib // 2] = <uint8_t>(ls & 0xF)
+            else:
+                scales_l[ib // 2] |= <uint8_t>((ls & 0xF) << 4)
+            sh |= <uint16_t>((ls >> 4) << (2 * ib))
+        scales_h[0] = <uint8_t>(sh & 0xFF)
+        scales_h[1] = <uint8_t>(sh >> 8)
+    else:
+        wr_half(dh, scales[0])
+        idv = <float>1.0 / scales[0] if scales[0] != 0 else <float>0.0
+        for j in range(32):
+            L[j] = <uint8_t>best_index_iq4(idv * x[j])
+    for ib in range(sbs // 32):
+        for j in range(16):
+            q4[16 * ib + j] = <uint8_t>(L[32 * ib + j] | (L[32 * ib + 16 + j] << 4))
+
+
+cdef void q_iq4_nl(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(nb):
+        iq4_superblock(x + 32 * i, 32, y + 18 * i, y + 18 * i + 2, NULL, NULL, NULL)
+
+
+cdef void q_iq4_xs(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint8_t *yb
+    for i in range(nb):
+        yb = y + 136 * i
+        iq4_superblock(x + 256 * i, 256, yb, yb + 8, yb + 2, yb + 4, NULL)
+
+
+cdef void qw_iq4_nl(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n // 32):
+        iq4_superblock(x + 32 * i, 32, y + 18 * i, y + 18 * i + 2, NULL, NULL, qw + 32 * i)
+
+
+cdef void qw_iq4_xs(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint8_t *yb
+    for i in range(n // 256):
+        yb = y + 136 * i
+        iq4_superblock(x + 256 * i, 256, yb, yb + 8, yb + 2, yb + 4, qw + 256 * i)
 
 
 # ---------------------------------------------------------------------------
@@ -2177,6 +2669,37 @@ cdef quant_fn _quant_fn(int t) noexcept nogil:
         return q_q1_0
     if t == T_Q2_0:
         return q_q2_0
+    if t == T_IQ4_NL:
+        return q_iq4_nl
+    if t == T_IQ4_XS:
+        return q_iq4_xs
+    return NULL
+
+
+cdef row_fn _row_fn(int t) noexcept nogil:
+    """Quantizers that use an importance matrix (ggml's quantize_row_*_impl), per row."""
+    if t == T_Q4_0:
+        return qw_q4_0
+    if t == T_Q4_1:
+        return qw_q4_1
+    if t == T_Q5_0:
+        return qw_q5_0
+    if t == T_Q5_1:
+        return qw_q5_1
+    if t == T_Q2_K:
+        return qw_q2_k
+    if t == T_Q3_K:
+        return qw_q3_k
+    if t == T_Q4_K:
+        return qw_q4_k
+    if t == T_Q5_K:
+        return qw_q5_k
+    if t == T_Q6_K:
+        return qw_q6_k
+    if t == T_IQ4_NL:
+        return qw_iq4_nl
+    if t == T_IQ4_XS:
+        return qw_iq4_xs
     return NULL
 
 
@@ -2288,6 +2811,38 @@ def quantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
         return
     with nogil:
         fn(&x[0], &out[0], nb)
+
+
+def uses_imatrix(int type_id):
+    """True if ggml's quantizer for the type id uses importance weights."""
+    return _row_fn(type_id) != NULL
+
+
+def quantize_rows_imatrix(int type_id, Py_ssize_t n_per_row, Py_ssize_t block_size,
+                          Py_ssize_t type_size, const float[::1] x, const float[::1] qw,
+                          uint8_t[::1] out):
+    """Quantize whole rows of ``n_per_row`` values with importance weights ``qw`` (GIL released).
+
+    One weight per column (``len(qw) == n_per_row``), as ggml_quantize_chunk takes them.
+    """
+    cdef row_fn fn = _row_fn(type_id)
+    cdef Py_ssize_t nrows, r, row_bytes
+    if fn == NULL:
+        raise ValueError(f"no importance-matrix quantizer for ggml type id {type_id}")
+    if (n_per_row <= 0 or block_size <= 0 or type_size <= 0 or n_per_row % block_size != 0
+            or x.shape[0] % n_per_row != 0):
+        raise ValueError("x must hold whole rows of whole blocks")
+    if qw.shape[0] != n_per_row:
+        raise ValueError(f"qw must hold {n_per_row} weights, got {qw.shape[0]}")
+    nrows = x.shape[0] // n_per_row
+    row_bytes = n_per_row // block_size * type_size
+    if out.shape[0] != nrows * row_bytes:
+        raise ValueError(f"out must hold {nrows * row_bytes} bytes, got {out.shape[0]}")
+    if nrows == 0:
+        return
+    with nogil:
+        for r in range(nrows):
+            fn(&x[r * n_per_row], &out[r * row_bytes], n_per_row, &qw[0])
 
 
 def dequantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,

@@ -254,7 +254,7 @@ class TypeInfo:
         return n // self.block_size * self.type_size
 
 
-_KREF = "quantize: ggml's *_ref search (no importance matrix)"
+_KREF = "quantize: ggml's *_ref search, or its *_impl search with imatrix="
 _NOTES = {
     9: "activation format; ggml has no to_float, dequantize here gives q*d",
     10: _KREF,
@@ -263,7 +263,8 @@ _NOTES = {
     13: _KREF,
     14: _KREF,
     15: "activation format; d is float32; bsums of an all-zero block are left 0",
-    20: "dequantize only: ggml_quantize_chunk uses an imatrix-style search (ntry=7)",
+    20: "quantize: ggml_quantize_chunk's search (ntry=7), not quantize_row_iq4_nl_ref's",
+    23: "quantize: ggml_quantize_chunk's search (ntry=7), same as quantize_row_iq4_xs_ref",
     41: "d = mean |x| with a sequential fp32 sum",
     42: "not in gguf 0.19.0",
 }
@@ -390,8 +391,18 @@ def _is_float_dtype(dt: np.dtype[Any]) -> bool:
         return False
 
 
-def quantize(x: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 1) -> np.ndarray:
+def quantize(
+    x: Any,
+    t: Any,
+    *,
+    imatrix: Any = None,
+    out: np.ndarray | None = None,
+    threads: int = 1,
+) -> np.ndarray:
     """Quantize the rows of ``x`` to GGML type ``t``, byte-exact with ggml's reference C code.
+
+    The result is what ggml's ``ggml_quantize_chunk(t, x, ..., imatrix)`` writes
+    (the ``quantize_row_*_ref`` functions where that is what it calls).
 
     Parameters
     ----------
@@ -401,9 +412,17 @@ def quantize(x: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 1)
         block size. Any number of leading dims.
     t : str, int or GGMLType
         One of F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, TQ1_0, TQ2_0,
-        MXFP4, and also Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (ggml's ``*_ref`` search
-        without importance matrix, what ``ggml_quantize_chunk`` does without
-        one), Q8_K, NVFP4, Q1_0, Q2_0.
+        MXFP4, NVFP4, Q1_0, Q2_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K (with its
+        ``bsums``), IQ4_NL and IQ4_XS.
+    imatrix : array_like of float, optional
+        Importance weights, one per column (``x.shape[-1]`` values, the same for
+        every row), as ``ggml_quantize_chunk`` takes them (llama.cpp's
+        ``--imatrix`` data for one tensor). Q4_0, Q4_1, Q5_0, Q5_1, Q2_K..Q6_K,
+        IQ4_NL and IQ4_XS then run ggml's weighted searches
+        (``quantize_row_*_impl``: ``make_qx_quants`` / ``make_qkx3_quants`` /
+        ``make_qp_quants``), with the same bytes as ggml given the same weights.
+        The other types ignore it, as ggml does (their quantizers take no
+        weights). Without it, the K-quants use ggml's ``quantize_row_*_ref``.
     out : ndarray of uint8, optional
         Destination (C-contiguous, writeable, the result's shape), e.g. to reuse
         a buffer across calls.
@@ -429,6 +448,17 @@ def quantize(x: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 1)
     pinned (ggml's own result there depends on undefined float->int casts).
     The kernel releases the GIL.
 
+    IQ4_NL and IQ4_XS follow ``ggml_quantize_chunk`` (``quantize_iq4_nl`` /
+    ``quantize_iq4_xs``, a search over 15 candidate scales, ``ntry = 7``). For
+    IQ4_XS that is also what ``quantize_row_iq4_xs_ref`` computes. For IQ4_NL,
+    ggml's ``quantize_row_iq4_nl_ref`` (the type's ``from_float_ref``) differs:
+    it passes ``ntry = -1``, so it starts from ``d = max / -127`` instead of
+    ``-max / -127``, skips the search, and keeps the codes of that first guess
+    instead of re-picking them for the refined scale (most random blocks get
+    different bytes); and for a block whose largest ``|x|`` is below 1e-15 it
+    leaves the codes of the previous block (its code buffer is not reset),
+    where ``ggml_quantize_chunk`` writes code 8 (value +1 times scale 0).
+
     Examples
     --------
     >>> import numpy as np, layoutkit as lk
@@ -453,6 +483,7 @@ def quantize(x: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 1)
             f"{info.name}'s block size {info.block_size}"
         )
     nthreads = _check_threads(threads)
+    qw = _check_imatrix(imatrix, n) if imatrix is not None else None
     x32 = np.ascontiguousarray(arr, dtype=np.float32)
     out_shape = (*arr.shape[:-1], n // info.block_size * info.type_size)
     if out is None:
@@ -462,6 +493,9 @@ def quantize(x: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 1)
         res = _check_out(out, out_shape, np.dtype(np.uint8), x32)
         if info.id == GGMLType.Q8_K:
             res[...] = 0
+    if qw is not None and _k.uses_imatrix(info.id) and n:
+        _run_rows(info, x32.reshape(-1, n), qw, res.reshape(-1, out_shape[-1]), nthreads)
+        return res
     _run(
         _k.quantize_blocks,
         info,
@@ -546,6 +580,46 @@ def dequantize(q: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 
     return res
 
 
+def _check_imatrix(imatrix: Any, n: int) -> np.ndarray:
+    """Importance weights as a contiguous float32 vector of length ``n`` (one per column)."""
+    w = _as_array(imatrix, "imatrix")
+    if not _is_float_dtype(w.dtype):
+        raise DTypeError(f"imatrix: expected a float array, got dtype {w.dtype}")
+    if w.ndim != 1 or w.shape[0] != n:
+        raise LayoutError(
+            f"imatrix.shape={w.shape}: expected ({n},), one weight per column of x "
+            f"(x.shape[-1]={n})"
+        )
+    return np.ascontiguousarray(w, dtype=np.float32)
+
+
+def _run_rows(
+    info: TypeInfo, x2: np.ndarray, qw: np.ndarray, out2: np.ndarray, threads: int
+) -> None:
+    """Importance-matrix quantizers work on whole rows: split rows across ``threads``."""
+    nrows, n = x2.shape
+    if nrows == 0:
+        return
+
+    def work(a: int, b: int) -> None:
+        _k.quantize_rows_imatrix(
+            info.id, n, info.block_size, info.type_size,
+            x2[a:b].reshape(-1), qw, out2[a:b].reshape(-1),
+        )  # fmt: skip
+
+    blocks = nrows * (n // info.block_size)
+    chunks = min(threads, nrows, max(1, blocks // 1024))
+    if chunks == 1:
+        work(0, nrows)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = [nrows * k // chunks for k in range(chunks + 1)]
+    with ThreadPoolExecutor(max_workers=chunks) as pool:
+        for f in [pool.submit(work, a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]:
+            f.result()
+
+
 def _check_threads(threads: Any) -> int:
     n = _as_int(threads, "threads")
     if n < 1:
@@ -570,6 +644,15 @@ def _check_out(
     return out
 
 
+_SLOW_QUANT = frozenset(
+    int(t)
+    for t in (
+        GGMLType.Q2_K, GGMLType.Q3_K, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K,
+        GGMLType.IQ4_NL, GGMLType.IQ4_XS,
+    )
+)  # fmt: skip
+
+
 def _run(
     kernel: Any,
     info: TypeInfo,
@@ -583,7 +666,10 @@ def _run(
     nblocks = src.size // src_per_block
     if nblocks == 0:
         return
-    chunks = min(threads, max(1, nblocks // 4096))  # >= 4096 blocks per thread
+    # enough work per thread to pay for it: the searching quantizers (K-quants,
+    # IQ4) cost ~100x more per block than the plain ones
+    slow = kernel is _k.quantize_blocks and info.id in _SLOW_QUANT
+    chunks = min(threads, max(1, nblocks // (64 if slow else 4096)))
     if chunks == 1:
         kernel(info.id, info.block_size, info.type_size, src, dst)
         return
