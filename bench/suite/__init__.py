@@ -1,0 +1,1 @@
+"""The benchmark suite behind ``bench/run.py``: workloads, timing, one module per implementation."""
