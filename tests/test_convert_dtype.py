@@ -58,7 +58,7 @@ def _image(shape, dtype, seed=0, special=True):
 @pytest.mark.parametrize(("tag", "dims"), LAYOUTS)
 @pytest.mark.parametrize("src", FLOATS, ids=str)
 @pytest.mark.parametrize("dst", INTS, ids=str)
-def test_quantize_pack(tag, dims, src, dst):
+def test_quantize_pack(tag, dims, src, dst, store_mode):
     shape = (2, 5, 11, 37)
     x = _image(shape, src)
     scale, zp = (1.0, 3) if dst.kind == "i" else (0.75, 128)
@@ -72,7 +72,7 @@ def test_quantize_pack(tag, dims, src, dst):
 @pytest.mark.parametrize(("tag", "dims"), LAYOUTS)
 @pytest.mark.parametrize("q", INTS, ids=str)
 @pytest.mark.parametrize("dst", FLOATS, ids=str)
-def test_dequantize_unpack(tag, dims, q, dst):
+def test_dequantize_unpack(tag, dims, q, dst, store_mode):
     shape = (1, 7, 13, 29)
     rng = np.random.default_rng(1)
     info = np.iinfo(q)

@@ -16,6 +16,7 @@ import pytest
 from reference import ref_pack, ref_unpack
 
 import layoutkit as lk
+from layoutkit import _repack
 
 DTYPES = [np.uint8, np.uint16, np.float32, np.float64, np.dtype("V3"), np.complex128]
 CHANNELS = [2, 3, 4, 5, 8, 16, 17, 32, 33, 64]
@@ -83,32 +84,59 @@ def test_large_image_round_trip():
         assert np.array_equal(layout.unpack(packed, x.shape), x)
 
 
-PORTABLE_CHECK = """
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("c", [2, 3, 4, 5, 8, 16, 33, 64])
+@pytest.mark.parametrize("tag", ["NHWC", "NCHW4c", "NCHW32c", "HCWN4c", "NHWC8h8w32c"])
+def test_streamed_stores_match(store_mode, tag, c, dtype):
+    """Staged, non-temporal output (used for outputs larger than the cache) is exact."""
+    shape = (2, c, 23, 150)
+    x = _data(shape, dtype, seed=c)
+    layout = lk.Layout(tag, dims="NCHW")
+    packed = layout.pack(x)
+    assert packed.tobytes() == ref_pack(x, tag, dims="NCHW").tobytes()
+    nhwc = lk.Layout("NHWC", dims="NCHW")
+    back = lk.convert(packed, shape, layout, nhwc)
+    assert back.tobytes() == ref_pack(x, "NHWC", dims="NCHW").tobytes()
+    assert nhwc.unpack(nhwc.pack(x), shape).tobytes() == x.tobytes()
+
+
+SIMD_CHECK = """
 import sys
 import numpy as np
 import layoutkit as lk
-from layoutkit._repack import simd_name
-from reference import ref_pack
+from layoutkit import _repack
+from reference import ref_pack, ref_unpack
 
-assert simd_name() == "portable", simd_name()
+assert _repack.simd_name() == sys.argv[1], _repack.simd_name()
 rng = np.random.default_rng(1)
-for c in (3, 4, 16, 33, 64):
-    for dt in (np.uint8, np.uint16, np.float32, np.float64):
-        for tag in ("NHWC", "NCHW4c", "NCHW16c"):
-            x = rng.integers(0, 200, (2, c, 21, 35)).astype(dt)
-            got = lk.Layout(tag, dims="NCHW").pack(x).tobytes()
-            if got != ref_pack(x, tag, dims="NCHW").tobytes():
-                sys.exit(f"mismatch {tag} C={c} {np.dtype(dt)}")
+for stream in (-1, 0):
+    _repack.set_stream_threshold(stream)
+    for c in (3, 4, 16, 33, 64):
+        for dt in (np.uint8, np.uint16, np.float32, np.float64):
+            for tag in ("NHWC", "NCHW4c", "NCHW16c"):
+                x = rng.integers(0, 200, (2, c, 21, 35)).astype(dt)
+                layout = lk.Layout(tag, dims="NCHW")
+                got = layout.pack(x)
+                if got.tobytes() != ref_pack(x, tag, dims="NCHW").tobytes():
+                    sys.exit(f"pack mismatch {tag} C={c} {np.dtype(dt)} stream={stream}")
+                if layout.unpack(got, x.shape).tobytes() != x.tobytes():
+                    sys.exit(f"unpack mismatch {tag} C={c} {np.dtype(dt)} stream={stream}")
 """
 
 
-def test_portable_kernels_match(tmp_path):
-    """The same checks with the portable (non-SIMD) kernels in a fresh process."""
-    script = tmp_path / "portable_check.py"
-    script.write_text(PORTABLE_CHECK)
-    env = dict(os.environ, LAYOUTKIT_SIMD="portable")
+@pytest.mark.parametrize("simd", ["portable", "sse4.1"])
+def test_other_kernel_builds_match(tmp_path, simd):
+    """The same checks with the portable (non-SIMD) kernels, and with SSE4.1 but
+    no AVX2, each in a fresh process (the choice is made once per process)."""
+    if simd == "sse4.1" and not _repack.simd_name().startswith("sse4.1"):
+        pytest.skip(f"this CPU has no SSE4.1 kernels ({_repack.simd_name()})")
+    script = tmp_path / "simd_check.py"
+    script.write_text(SIMD_CHECK)
+    env = dict(os.environ, LAYOUTKIT_SIMD=simd)
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
-    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(script), simd], env=env, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr + result.stdout

@@ -35,8 +35,27 @@ cdef enum:
     MAX_DIMS = 32
     TILE = 1024         # elements per lane in the channel-interleave loops
     TBLOCK = 32         # tile edge of the generic transpose
+    STAGE = 8192        # bytes of output staged in L1 before a streaming store
+    STAGE_WORDS = 1032  # STAGE / 8 plus room to align the buffer to a cache line
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
+
+# Outputs whose footprint (source + destination bytes) reaches this are written
+# with streaming stores; below it they stay in cache for whoever reads them next.
+cdef Py_ssize_t stream_min_bytes = 24 << 20
+
+
+def set_stream_threshold(Py_ssize_t nbytes):
+    """Set the footprint from which plans stream their output; returns the old value.
+
+    ``0`` streams everything (the tests use it to cover that path); a negative
+    value never streams.
+    """
+    global stream_min_bytes
+    old = stream_min_bytes
+    stream_min_bytes = nbytes
+    return old
+
 
 MAX_PLAN_LEVELS = MAX_LEVELS
 MAX_PLAN_DIMS = MAX_DIMS
@@ -62,6 +81,9 @@ cdef struct Plan:
     int cast_dst
     float scale
     float zero_point
+    # Build output in an L1 staging buffer and stream it out (outputs > cache):
+    # 0 no, 1 for boxes big enough to gain, 2 for every box (tests).
+    int stream
 
 
 # ---------------------------------------------------------------------------
@@ -98,6 +120,11 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_transpose(char* dst, Py_ssize_t drow, const char* src, Py_ssize_t slane,
                       Py_ssize_t rows, Py_ssize_t lanes, int es)
     int lk_tile_lanes(int es)
+    void lk_stream_copy(char* dst, const char* src, size_t n)
+    void lk_stream_fence()
+    int lk_stream_native()
+    void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
+                         int es)
     const char* lk_simd_name()
 
 
@@ -131,6 +158,19 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
             memcpy(row + lo, src + i * s0 + lo * es, (hi - lo) * es)
             for j in range(hi, n1):
                 row[j] = pv
+        return
+    if s0 == es and s1 == n0 * es and n0 <= 8:
+        # Channel de-interleave (NHWC -> NCHW with few channels): each output row
+        # is one channel, gathered from the packed source with shuffles.
+        if lo > 0 or hi < n1:
+            for i in range(n0):
+                row = o + i * n1
+                for j in range(lo):
+                    row[j] = pv
+                for j in range(hi, n1):
+                    row[j] = pv
+        if hi > lo:
+            lk_deinterleave(o + lo, n1, src + lo * s1, hi - lo, <int>n0, <int>es)
         return
     if s0 == es and n1 >= 16 and lk_tile_lanes(<int>es) and hi - lo >= lk_tile_lanes(<int>es):
         # Wide interleave: register-tile transposes, 64 rows at a time with
@@ -331,6 +371,59 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
                 memcpy(dst + i * d0 + j * d1, P.pad, es)
 
 
+cdef inline void box_direct(const Plan* P, const char* src, char* dst, Py_ssize_t n0,
+                            Py_ssize_t s0, Py_ssize_t d0, Py_ssize_t n1, Py_ssize_t s1,
+                            Py_ssize_t d1, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    if P.cast_src < 0:
+        box2d(src, dst, n0, s0, d0, n1, s1, d1, lo, hi, P.pad, P.esize)
+    else:
+        box2d_cast(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
+
+
+cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_ssize_t s0,
+                  Py_ssize_t d0, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t d1, Py_ssize_t lo,
+                  Py_ssize_t hi) noexcept nogil:
+    """A 2-D box; with ``P.stream``, built in L1 piece by piece and streamed out."""
+    cdef Py_ssize_t es = P.esize
+    cdef Py_ssize_t rows, cw, r0, c0, r, c, i, l2, h2, line
+    cdef uint64_t stage_mem[STAGE_WORDS]
+    cdef char* stage = <char*>((<size_t>stage_mem + 63) & ~(<size_t>63))
+    if not P.stream or d1 != es or (P.stream == 1 and (n0 * n1 * es < 2 * STAGE
+                                                      or n1 * es < 256)):
+        box_direct(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
+        return
+    if n1 * es * 4 <= STAGE:
+        cw = n1                                       # whole rows, several per piece
+        rows = STAGE // (n1 * es)
+    else:
+        rows = n0 if n0 < 64 else 64                  # a tile of rows x whole lines
+        line = 64 // es if es < 64 else 1             # elements per cache line
+        cw = STAGE // (rows * es) // line * line
+        if cw < line:
+            cw = line
+            rows = STAGE // (cw * es) if STAGE >= cw * es else 1
+        if cw > n1:
+            cw = n1
+    r0 = 0
+    while r0 < n0:
+        r = n0 - r0 if n0 - r0 < rows else rows
+        c0 = 0
+        while c0 < n1:
+            c = n1 - c0 if n1 - c0 < cw else cw
+            l2 = lo - c0
+            l2 = 0 if l2 < 0 else (c if l2 > c else l2)
+            h2 = hi - c0
+            h2 = l2 if h2 < l2 else (c if h2 > c else h2)
+            box_direct(P, src + r0 * s0 + c0 * s1, stage, r, s0, c * es, c, s1, es, l2, h2)
+            if c == n1 and d0 == n1 * es:
+                lk_stream_copy(dst + r0 * d0, stage, r * c * es)
+            else:
+                for i in range(r):
+                    lk_stream_copy(dst + (r0 + i) * d0 + c0 * es, stage + i * c * es, c * es)
+            c0 += c
+        r0 += r
+
+
 # ---------------------------------------------------------------------------
 # Boxes over several levels
 # ---------------------------------------------------------------------------
@@ -365,10 +458,7 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     if hi < lo:
         hi = lo
     if nlev - lev == 1:
-        if P.cast_src < 0:
-            box2d(src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi, P.pad, es)
-        else:
-            box2d_cast(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
+        box_out(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
         return
     a = nlev - 2   # the two innermost levels form the 2-D box
     n0, s0, d0 = ext[a], P.ss[a], P.ds[a]
@@ -380,10 +470,7 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     for k in range(lev, a):
         idx[k] = 0
     while True:
-        if P.cast_src < 0:
-            box2d(src, dst, n0, s0, d0, n1, s1, d1, lo, hi, P.pad, es)
-        else:
-            box2d_cast(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
+        box_out(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
         k = a - 1
         while k >= lev:
             idx[k] += 1
@@ -661,10 +748,18 @@ cdef class RepackPlan:
         P.cast_dst = self.cast_dst
         P.scale = self.scale
         P.zero_point = self.zero_point
+        P.stream = 0
+        if stream_min_bytes == 0:
+            P.stream = 2
+        elif (lk_stream_native() != 0 and stream_min_bytes > 0
+              and below[0] * (self.esize + self.src_esize) >= stream_min_bytes):
+            P.stream = 1
         s = <const char*>cnp.PyArray_DATA(src) + self.src_base
         o = <char*>cnp.PyArray_DATA(dst) + self.dst_base
         with nogil:
             walk(&P, 0, t_lo, t_hi, s, o, &rng[0], False)
+            if P.stream:
+                lk_stream_fence()
 
 
 _POOL = None
