@@ -386,10 +386,11 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
     """A 2-D box; with ``P.stream``, built in L1 piece by piece and streamed out."""
     cdef Py_ssize_t es = P.esize
     cdef Py_ssize_t rows, cw, r0, c0, r, c, i, l2, h2, line
+    cdef bint small
     cdef uint64_t stage_mem[STAGE_WORDS]
     cdef char* stage = <char*>((<size_t>stage_mem + 63) & ~(<size_t>63))
-    if not P.stream or d1 != es or (P.stream == 1 and (n0 * n1 * es < 2 * STAGE
-                                                      or n1 * es < 256)):
+    small = n0 * n1 * es < 2 * STAGE or n1 * es < 256
+    if not P.stream or d1 != es or (P.stream == 1 and small):
         box_direct(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
         return
     if n1 * es * 4 <= STAGE:
