@@ -14,12 +14,14 @@ __version__ = "0.1.0"
 
 # The system adapters build on the core names above.
 from . import ggml, htp, larod, tensorrt, vitis
+from .codegen import emit_c
 
 __all__ = [
     "Layout",
     "LayoutError",
     "__version__",
     "convert",
+    "emit_c",
     "ggml",
     "htp",
     "larod",

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "layoutkit.commands.tensorrt",
     "layoutkit.commands.larod",
     "layoutkit.commands.vitis",
+    "layoutkit.commands.emitc",
 )
 
 

@@ -1,0 +1,163 @@
+"""The C text of the element helpers a generated header needs (one set per direction).
+
+The formulas are the library's (``include/layoutkit_cast.h``), rewritten without
+``<math.h>``: round half to even is ``(|v| + 2^23) - 2^23`` for ``|v| < 2^23``
+(exact in IEEE single precision under the default rounding mode), which is
+also why the header refuses ``-ffast-math`` and x87 excess precision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["FLOAT_GUARD", "float_support", "mover"]
+
+_CODES = {
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int8": "I8",
+    "uint8": "U8",
+    "int16": "I16",
+    "uint16": "U16",
+}
+_INT_RANGE = {
+    "I8": ("int8_t", -128, 127),
+    "U8": ("uint8_t", 0, 255),
+    "I16": ("int16_t", -32768, 32767),
+    "U16": ("uint16_t", 0, 65535),
+}
+_UINT = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
+
+FLOAT_GUARD = """\
+#if defined(__FAST_MATH__)
+#error "this layoutkit header converts floats exactly; compile it without -ffast-math"
+#endif
+#if defined(__FLT_EVAL_METHOD__) && (__FLT_EVAL_METHOD__ == 1 || __FLT_EVAL_METHOD__ == 2)
+#error "this layoutkit header needs float arithmetic in float (on 32-bit x86 add -msse2 -mfpmath=sse)"
+#endif
+"""
+
+
+def float_literal(x: float) -> str:
+    """An exact C float literal (hex float with the f suffix)."""
+    v = float(np.float32(x))
+    if v == int(v) and abs(v) < 2**24:
+        return f"{int(v)}.0f"
+    return f"{v.hex()}f"
+
+
+def float_support(p: str) -> str:
+    """Bit casts, fp16/bf16 <-> fp32 and round-half-even, prefixed ``p``."""
+    return f"""\
+static inline float {p}_f32(uint32_t u) {{ float f; memcpy(&f, &u, 4); return f; }}
+static inline uint32_t {p}_u32(float f) {{ uint32_t u; memcpy(&u, &f, 4); return u; }}
+/* Round half to even without <math.h>: exact for |v| < 2^23, larger floats are integers. */
+static inline float {p}_rne(float v) {{
+    float a = v < 0.0f ? -v : v;
+    float r = a < 8388608.0f ? (a + 8388608.0f) - 8388608.0f : a;
+    return v < 0.0f ? -r : r;
+}}
+/* IEEE binary16 -> binary32, exact (subnormals, infinities and NaN payloads kept). */
+static inline float {p}_f16_to_f32(uint16_t h) {{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (uint32_t)(h >> 10) & 0x1fu;
+    uint32_t man = (uint32_t)h & 0x3ffu;
+    if (exp == 0x1fu) return {p}_f32(sign | 0x7f800000u | (man << 13));
+    if (exp == 0) {{
+        float v = (float)man * 5.9604644775390625e-08f; /* man * 2^-24, exact */
+        return sign ? -v : v;
+    }}
+    return {p}_f32(sign | ((exp + 112u) << 23) | (man << 13));
+}}
+/* binary32 -> binary16, round to nearest even; NaN stays NaN (quiet). */
+static inline uint16_t {p}_f32_to_f16(float f) {{
+    uint32_t u = {p}_u32(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u)
+        return (uint16_t)(sign | 0x7c00u | (a > 0x7f800000u ? (0x200u | ((a >> 13) & 0x3ffu)) : 0u));
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+    if (a < 0x38800000u) return (uint16_t)(sign | (uint16_t){p}_rne({p}_f32(a) * 16777216.0f));
+    return (uint16_t)(sign | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+}}
+static inline float {p}_bf16_to_f32(uint16_t b) {{ return {p}_f32((uint32_t)b << 16); }}
+/* binary32 -> bfloat16, round to nearest even; NaN stays NaN (quiet). */
+static inline uint16_t {p}_f32_to_bf16(float f) {{
+    uint32_t u = {p}_u32(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}}
+"""
+
+
+def _code(dt: np.dtype) -> str:
+    return _CODES[dt.name]
+
+
+def mover(
+    p: str,
+    fn: str,
+    src: np.dtype,
+    dst: np.dtype,
+    kind: str | None,
+    scale: float,
+    zero_point: int,
+    pad: bytes,
+) -> str:
+    """``{fn}_mv(d, s)`` moves (and converts) one element; ``{fn}_pad(d)`` writes padding.
+
+    ``p`` prefixes the shared float helpers; ``kind`` is None (a plain move),
+    "quantize", "dequantize" or "cast".
+    """
+    es = dst.itemsize
+    out = []
+    if es in _UINT:
+        value = int.from_bytes(pad, "little" if np.little_endian else "big")
+        suffix = "u" if es < 8 else "ull"
+        out.append(
+            f"static inline void {fn}_pad(unsigned char *d) {{ "
+            f"const {_UINT[es]} v = ({_UINT[es]}){value:#x}{suffix}; memcpy(d, &v, {es}); }}"
+        )
+    else:
+        body = ", ".join(str(b) for b in pad)
+        out.append(f"static const unsigned char {fn}_padv[{es}] = {{{body}}};")
+        out.append(
+            f"static inline void {fn}_pad(unsigned char *d) {{ memcpy(d, {fn}_padv, {es}); }}"
+        )
+    if kind is None:
+        out.append(
+            f"static inline void {fn}_mv(unsigned char *d, const unsigned char *s) "
+            f"{{ memcpy(d, s, {es}); }}"
+        )
+        return "\n".join(out) + "\n"
+    sc, st = _code(src), _code(dst)
+    sl, zl = float_literal(scale), float_literal(float(zero_point))
+    # Load: the source element as float32.
+    if sc == "F32":
+        load = "float x; memcpy(&x, s, 4);"
+    elif sc in ("F16", "BF16"):
+        conv = "f16" if sc == "F16" else "bf16"
+        load = f"uint16_t h; memcpy(&h, s, 2); float x = {p}_{conv}_to_f32(h);"
+    else:
+        ctype = _INT_RANGE[sc][0]
+        load = f"{ctype} q; memcpy(&q, s, {src.itemsize}); float x = ((float)q - {zl}) * {sl};"
+    # Store: float32 -> the destination element.
+    if st == "F32":
+        store = "memcpy(d, &x, 4);"
+    elif st in ("F16", "BF16"):
+        conv = "f16" if st == "F16" else "bf16"
+        store = f"uint16_t y = {p}_f32_to_{conv}(x); memcpy(d, &y, 2);"
+    else:
+        ctype, lo, hi = _INT_RANGE[st]
+        store = (
+            f"float v = x / {sl}; float r = {p}_rne(v) + {zl}; r = v != v ? {zl} : r; "
+            f"r = r < {lo}.0f ? {lo}.0f : r; r = r > {hi}.0f ? {hi}.0f : r; "
+            f"{ctype} y = ({ctype})(int32_t)r; memcpy(d, &y, {es});"
+        )
+    out.append(
+        f"static inline void {fn}_mv(unsigned char *d, const unsigned char *s) {{\n"
+        f"    {load}\n    {store}\n}}"
+    )
+    return "\n".join(out) + "\n"
