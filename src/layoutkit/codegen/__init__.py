@@ -18,8 +18,8 @@ Examples
 >>> text = lk.emit_c("NCHW", "HCWN4c", (1, 3, 2, 2), "uint8", name="to_hw")
 >>> "static LAYOUTKIT_UNUSED void to_hw(const void *LAYOUTKIT_RESTRICT src" in text
 True
->>> [line for line in text.splitlines() if line.startswith("#define to_hw_DST_BYTES")]
-['#define to_hw_DST_BYTES 16']
+>>> [line.split("/*")[0] for line in text.splitlines() if line.startswith("#define to_hw_DST")]
+['#define to_hw_DST_BYTES 16  ', '#define to_hw_DST_ELEMENTS 16  ']
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class Pitched:
     padding bytes between rows are written as zero, as :func:`layoutkit.larod.pack`.
 
     >>> Pitched("NHWC", align=(1, 1, 32, 4)).byte_strides((1, 3, 2, 5), "NCHW", 1)
-    (0, 32, 4, 1)
+    (64, 1, 32, 4)
     """
 
     order: str
