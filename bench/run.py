@@ -206,7 +206,17 @@ def table(results: dict[str, Any], rows_order: list[dict[str, Any]], impls: list
         ratio = "-"
         if best and lk_r and "x_copy" in lk_r:
             ratio = f"{lk_r['x_copy'] / best[1]:.1f}x {best[0]}"
-        cells = [_cell(by_impl[i]) for i in present]
+        # A copy reference far below the others' of the same bytes was disturbed (shared
+        # machine): its x copy is inflated. Such cells are marked with "~".
+        copies = [r["bytes"] / r["copy_seconds"] for r in by_impl.values() if r and "bytes" in r]
+        typical = statistics.median(copies) if copies else 0.0
+        cells = []
+        for i in present:
+            r = by_impl[i]
+            cell = _cell(r)
+            if r and "bytes" in r and r["bytes"] / r["copy_seconds"] < 0.67 * typical:
+                cell += "~"
+            cells.append(cell)
         lines.append([w["name"], w["label_shape"], w["dtype"], copy, *cells, ratio])
     widths = [max(len(str(line[k])) for line in lines) for k in range(len(head))]
     out = []
@@ -370,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     machine = _machine()
     print(
         f"\n{machine['cpu']}, {machine['cpus']} CPUs ({machine['simd']}), Python {machine['python']}; "
-        "cells: GB/s and x copy, 1 thread"
+        "cells: GB/s and x copy, 1 thread (~: that process's copy reference was disturbed)"
     )
     repack = [w for w in wl if w["kind"] == "repack"]
     ggml = [w for w in wl if w["kind"] == "ggml"]

@@ -32,7 +32,7 @@ QUICK_SHAPES = [(1, 3, 1024, 1024), (1, 64, 256, 256)]
 # Shapes whose tensors are large enough for a second thread (the "large shapes").
 LARGE_SHAPES = {(1, 3, 1024, 1024), (1, 64, 256, 256), (8, 256, 56, 56)}
 GGML_SHAPES = [(4096, 4096), (256, 4096)]
-QUICK_GGML_SHAPES = [(1024, 4096)]
+QUICK_GGML_SHAPES = [(256, 4096)]
 GGML_TYPES = ["Q4_0", "Q8_0", "Q4_K"]
 QUANT_SCALE = 1.0 / 128
 
