@@ -29,7 +29,7 @@ import numpy as np
 
 from ._errors import LayoutError
 from ._repack import RepackPlan
-from .layout import Layout
+from .layout import Layout, as_layout
 
 __all__ = ["convert", "pack", "unpack"]
 
@@ -379,16 +379,17 @@ def _pad_bytes_uncached(pad_value: Any, dtype: np.dtype) -> np.ndarray:
 def _check_out(
     out: Any, dtype: np.dtype, shape: tuple[int, ...], inputs: tuple[np.ndarray, ...]
 ) -> np.ndarray:
-    n = math.prod(shape)
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out: expected a numpy.ndarray, got {type(out).__name__}")
     if out.dtype != dtype:
         raise LayoutError(f"out: dtype is {out.dtype}, expected {dtype}")
+    n = out.size if out.shape == shape else math.prod(shape)
     if out.size != n:
         raise LayoutError(f"out: holds {out.size} elements, expected {n} (shape {shape})")
-    if not out.flags.c_contiguous:
+    flags = out.flags
+    if not flags.c_contiguous:
         raise LayoutError("out: must be C-contiguous")
-    if not out.flags.writeable:
+    if not flags.writeable:
         raise LayoutError("out: is read-only")
     for arr in inputs:
         if n and np.may_share_memory(out, arr):
@@ -421,8 +422,14 @@ _MIN_BYTES_PER_THREAD = 1 << 20
 
 
 def _thread_count(threads: int | None, nbytes: int) -> int:
-    """Threads for one repack: the argument, else $LAYOUTKIT_NUM_THREADS, else 1."""
+    """Threads for one repack: the argument, else $LAYOUTKIT_NUM_THREADS, else 1.
+
+    Outputs under 2 MiB always run on the calling thread; the environment is
+    only consulted (and checked) for larger ones, which keeps small calls cheap.
+    """
     if threads is None:
+        if nbytes < 2 * _MIN_BYTES_PER_THREAD:
+            return 1
         env = os.environ.get("LAYOUTKIT_NUM_THREADS", "")
         try:
             threads = int(env) if env else 1
@@ -575,7 +582,7 @@ def convert(
         Quantization parameters (per tensor); ``scale`` is required to (de)quantize.
     threads : int, optional
         Threads that split the work (default ``$LAYOUTKIT_NUM_THREADS`` or 1);
-        results are identical for any count. Tensors under 1 MiB use one.
+        results are identical for any count. Outputs under 2 MiB use one.
 
     Returns
     -------
@@ -593,8 +600,6 @@ def convert(
     >>> lk.convert(f, f.shape, "NCHW", "NCHW4c", dtype=np.int8, scale=0.5).ravel().tolist()
     [1, -3, 5, 0]
     """
-    from .layout import as_layout
-
     if isinstance(src, Layout) and isinstance(dst, str):
         dst_l = as_layout(dst, "dst", dims=src.dims)
         src_l = src

@@ -643,6 +643,7 @@ cdef class RepackPlan:
     cdef readonly int nlev, ndim, cast_src, cast_dst
     cdef readonly Py_ssize_t esize, src_esize, src_base, dst_base
     cdef readonly float scale, zero_point
+    cdef Plan base   # pointers into the arrays above (kept alive, never written)
 
     def __init__(self, ext, ss, ds, dim, wt, ranges, span, int ndim, Py_ssize_t esize,
                  Py_ssize_t src_base=0, Py_ssize_t dst_base=0, Py_ssize_t src_esize=0,
@@ -692,6 +693,32 @@ cdef class RepackPlan:
             dcontig[lv] = dcontig[lv + 1] and self.ds[lv] == below[lv + 1] * esize
         self.below = below
         self.dcontig = dcontig
+        self._fill_base()
+
+    cdef void _fill_base(self):
+        cdef Plan* P = &self.base
+        for arr in (self.ext, self.ss, self.ds, self.dim, self.wt, self.ranges, self.span,
+                    self.last_noninner, self.dcontig, self.below):
+            arr.setflags(write=False)
+        P.nlev = self.nlev
+        P.ndim = self.ndim
+        P.esize = self.esize
+        P.ext = <const int64_t*>cnp.PyArray_DATA(self.ext)
+        P.ss = <const int64_t*>cnp.PyArray_DATA(self.ss)
+        P.ds = <const int64_t*>cnp.PyArray_DATA(self.ds)
+        P.dim = <const int64_t*>cnp.PyArray_DATA(self.dim)
+        P.wt = <const int64_t*>cnp.PyArray_DATA(self.wt)
+        P.span = <const int64_t*>cnp.PyArray_DATA(self.span)
+        P.last_noninner = <const int64_t*>cnp.PyArray_DATA(self.last_noninner)
+        P.dcontig = <const int64_t*>cnp.PyArray_DATA(self.dcontig)
+        P.below = <const int64_t*>cnp.PyArray_DATA(self.below)
+        P.pad = NULL
+        P.src_esize = self.src_esize
+        P.cast_src = self.cast_src
+        P.cast_dst = self.cast_dst
+        P.scale = self.scale
+        P.zero_point = self.zero_point
+        P.stream = 0
 
     def run(self, cnp.ndarray src not None, cnp.ndarray dst not None,
             cnp.ndarray pad not None, int threads=1):
@@ -718,47 +745,20 @@ cdef class RepackPlan:
 
     def _run_slice(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad,
                    Py_ssize_t t_lo, Py_ssize_t t_hi):
-        cdef Plan P
-        cdef const int64_t[::1] ext = self.ext
-        cdef const int64_t[::1] ss = self.ss
-        cdef const int64_t[::1] ds = self.ds
-        cdef const int64_t[::1] dim = self.dim
-        cdef const int64_t[::1] wt = self.wt
-        cdef const int64_t[::1] rng = self.ranges
-        cdef const int64_t[:, ::1] span = self.span
-        cdef const int64_t[::1] last = self.last_noninner
-        cdef const int64_t[::1] dcontig = self.dcontig
-        cdef const int64_t[::1] below = self.below
+        cdef Plan P = self.base
+        cdef const int64_t* rng = <const int64_t*>cnp.PyArray_DATA(self.ranges)
         cdef const char* s
         cdef char* o
-        P.nlev = self.nlev
-        P.ndim = self.ndim
-        P.esize = self.esize
-        P.ext = &ext[0] if self.nlev else NULL
-        P.ss = &ss[0] if self.nlev else NULL
-        P.ds = &ds[0] if self.nlev else NULL
-        P.dim = &dim[0] if self.nlev else NULL
-        P.wt = &wt[0] if self.nlev else NULL
-        P.span = &span[0, 0]
-        P.last_noninner = &last[0]
-        P.dcontig = &dcontig[0]
-        P.below = &below[0]
         P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
-        P.src_esize = self.src_esize
-        P.cast_src = self.cast_src
-        P.cast_dst = self.cast_dst
-        P.scale = self.scale
-        P.zero_point = self.zero_point
-        P.stream = 0
         if stream_min_bytes == 0:
             P.stream = 2
         elif (lk_stream_native() != 0 and stream_min_bytes > 0
-              and below[0] * (self.esize + self.src_esize) >= stream_min_bytes):
+              and P.below[0] * (self.esize + self.src_esize) >= stream_min_bytes):
             P.stream = 1
         s = <const char*>cnp.PyArray_DATA(src) + self.src_base
         o = <char*>cnp.PyArray_DATA(dst) + self.dst_base
         with nogil:
-            walk(&P, 0, t_lo, t_hi, s, o, &rng[0], False)
+            walk(&P, 0, t_lo, t_hi, s, o, rng, False)
             if P.stream:
                 lk_stream_fence()
 

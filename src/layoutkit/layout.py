@@ -249,6 +249,11 @@ class Layout:
         return self._key == other._key
 
     def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        # Hashed on every conversion (the plan cache key): computed once.
         return hash(self._key)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -473,9 +478,8 @@ class Layout:
         >>> lk.Layout("NCHW4c").pack(x, dtype=np.int8, scale=0.5).ravel().tolist()
         [1, -2, 127, 0]
         """
-        from ._engine import pack
 
-        return pack(
+        return _engine.pack(
             self,
             x,
             pad_value,
@@ -504,9 +508,8 @@ class Layout:
         in the same pass, as in :meth:`pack` (e.g. dequantize int8 to float32);
         ``threads`` splits the work as in :meth:`pack`.
         """
-        from ._engine import unpack
 
-        return unpack(
+        return _engine.unpack(
             self, buf, shape, out, dtype=dtype, scale=scale, zero_point=zero_point, threads=threads
         )
 
@@ -550,3 +553,8 @@ def _int_tuple(value: Any, name: str) -> tuple[int, ...]:
                 raise TypeError(f"{name}[{k}] = {v!r}: expected an int") from None
         out.append(int(v))
     return tuple(out)
+
+
+# The engine imports Layout; bound here, after the class exists, so pack/unpack
+# do not pay for an import statement on every call.
+from . import _engine  # noqa: E402
