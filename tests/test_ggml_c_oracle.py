@@ -38,13 +38,18 @@ def _fn(name, args):
     return f
 
 
-def c_quantize(x, name):
+def c_quantize(x, name, imatrix=None):
     info = G.type_info(name)
     x = np.ascontiguousarray(x, np.float32)
     rows, n = x.reshape(-1, x.shape[-1]).shape
     out = np.zeros(rows * (n // info.block_size) * info.type_size, np.uint8)  # Q8_K: bsums
     ref = _fn(f"quantize_row_{info.ggml_name}_ref", (FP, VP, ctypes.c_int64))
-    if name in ("Q8_1", "Q8_K", "Q1_0", "NVFP4") and ref is not None:
+    if imatrix is not None:
+        w = np.ascontiguousarray(imatrix, np.float32)
+        cg.ggml_quantize_chunk(
+            info.id, x.ctypes.data_as(FP), out.ctypes.data_as(VP), 0, rows, n, w.ctypes.data_as(FP)
+        )
+    elif name in ("Q8_1", "Q8_K", "Q1_0", "NVFP4") and ref is not None:
         ref(x.ctypes.data_as(FP), out.ctypes.data_as(VP), x.size)
     elif name == "F16":
         f = _fn("ggml_fp32_to_fp16_row", (FP, VP, ctypes.c_int64))
@@ -77,7 +82,9 @@ def c_dequantize(q, name):
 
 
 QUANT = ["F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "TQ1_0", "TQ2_0", "MXFP4",
-         "Q8_K", "Q1_0", "NVFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"]  # fmt: skip
+         "Q8_K", "Q1_0", "NVFP4", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]  # fmt: skip
+WEIGHTED = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL",
+            "IQ4_XS"]  # fmt: skip
 
 
 def _dataset(seed):
@@ -116,9 +123,37 @@ def test_quantize_bytes_equal_c(name):
     )
 
 
-@pytest.mark.parametrize("name", ["Q4_0", "Q8_0", "Q5_0", "Q4_1", "TQ1_0", "MXFP4", "Q4_K", "Q6_K"])
+@pytest.mark.parametrize("name", WEIGHTED)
+def test_quantize_with_imatrix_bytes_equal_c(name):
+    info = G.type_info(name)
+    x = _dataset(info.id + 500)
+    rng = np.random.default_rng(info.id)
+    for w in (
+        rng.uniform(0, 5, x.shape[1]) ** 2,
+        np.ones(x.shape[1]),
+        np.where(rng.random(x.shape[1]) < 0.1, 0.0, rng.exponential(1.0, x.shape[1])),
+    ):
+        want = c_quantize(x, name, imatrix=w)
+        got = G.quantize(x, name, imatrix=w)
+        bad = np.any(got.reshape(-1, info.type_size) != want.reshape(-1, info.type_size), axis=1)
+        assert not bad.any(), (
+            f"{name}: {bad.sum()} of {bad.size} blocks differ: {np.flatnonzero(bad)[:8]}"
+        )
+
+
+@pytest.mark.parametrize("name", [*WEIGHTED, "Q8_0", "MXFP4", "Q1_0", "TQ2_0"])
+def test_imatrix_many_random_rows_equal_c(name):
+    rng = np.random.default_rng(1234)
+    x = rng.standard_normal((24, 2048), dtype=np.float32) * rng.uniform(0.01, 3, (24, 1))
+    w = rng.gamma(0.5, 2.0, 2048).astype(np.float32)
+    assert np.array_equal(G.quantize(x, name, imatrix=w, threads=2), c_quantize(x, name, w))
+
+
+@pytest.mark.parametrize(
+    "name", ["Q4_0", "Q8_0", "Q5_0", "Q4_1", "TQ1_0", "MXFP4", "Q4_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
+)
 def test_quantize_many_random_blocks_equal_c(name):
-    rows = 32 if name.endswith("_K") else 256  # ggml's K-quant search is slow
+    rows = 32 if name.endswith("_K") or name.startswith("IQ") else 256  # slow searches
     x = np.random.default_rng(99).standard_normal((rows, 4096), dtype=np.float32)
     assert np.array_equal(G.quantize(x, name), c_quantize(x, name))
 

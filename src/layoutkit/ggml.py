@@ -54,10 +54,13 @@ __all__ = [
     "GGML_MEM_ALIGN",
     "DTypeError",
     "GGMLType",
+    "GGUFFile",
+    "GGUFTensorInfo",
     "Tensor",
     "TypeInfo",
     "dequantize",
     "from_numpy",
+    "load_gguf",
     "new_tensor",
     "quantize",
     "row_size",
@@ -1469,3 +1472,6 @@ def from_numpy(x: Any, t: Any = None) -> Tensor:
         return Tensor(info.id, ne4, nb4, 0, raw, "NONE", span)
     q = quantize(arr.reshape(1) if arr.ndim == 0 else arr, info.id)
     return new_tensor(info.id, *ne, data=q.reshape(-1))
+
+
+from ._gguf import GGUFFile, GGUFTensorInfo, load_gguf  # noqa: E402  (needs this module)
