@@ -440,3 +440,32 @@ def test_docstring_examples():
 
     result = doctest.testmod(layoutkit.codegen, optionflags=doctest.ELLIPSIS)
     assert result.attempted and result.failed == 0
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@needs_cc
+@pytest.mark.skipif(not README.exists(), reason="README.md not present (installed test run)")
+def test_readme_c_example(tmp_path):
+    """The README's emit-c command and C program build and print what the README says."""
+    import re
+    import shlex
+
+    text = README.read_text(encoding="utf-8")
+    part = text.split("<!-- emit-c example -->", 1)[1]
+    command = re.search(r"```bash\n(.*?)```", part, flags=re.S).group(1).replace("\\\n", " ")
+    program = re.search(r"```c\n(.*?)```", part, flags=re.S).group(1)
+    build = re.findall(r"```bash\n(.*?)```", part, flags=re.S)[1]
+    expected = build.split("# ", 1)[1].strip()
+    argv = shlex.split(command)
+    assert argv[:2] == ["layoutkit", "emit-c"]
+    argv[argv.index("-o") + 1] = str(tmp_path / argv[argv.index("-o") + 1])
+    assert cli_main(argv[1:]) == 0
+    (tmp_path / "demo.c").write_text(program)
+    exe = tmp_path / "demo"
+    subprocess.run(
+        [CC, *CFLAGS, "-O2", "-o", str(exe), str(tmp_path / "demo.c")], check=True, cwd=tmp_path
+    )
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == expected
