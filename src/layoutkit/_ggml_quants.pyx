@@ -338,6 +338,7 @@ ctypedef void (*dequant_fn)(const uint8_t *x, float *y, Py_ssize_t nb) noexcept 
 # ---------------------------------------------------------------------------
 cdef int8_t KVALUES_IQ4NL[16]
 cdef int8_t KVALUES_FP4[16]
+cdef float KV_IQ4F[16]
 cdef uint8_t KSIGNS_IQ2XS[128]
 cdef float UE4M3_HALF[256]
 cdef uint8_t IQ2XXS_GRID[256 * 8]
@@ -356,6 +357,7 @@ cdef void _init_tables():
     for i in range(16):
         KVALUES_IQ4NL[i] = iq4nl[i]
         KVALUES_FP4[i] = fp4[i]
+        KV_IQ4F[i] = <float>iq4nl[i]
     for i in range(128):
         # ksigns_iq2xs: 7 sign bits plus an eighth bit that makes the parity even
         bits = i
@@ -1051,6 +1053,166 @@ cdef float make_qkx2_quants(int n, int nmax, const float *x, const float *weight
     return scale
 
 
+# ---------------------------------------------------------------------------
+# K-quant searches, eight groups at a time (GCC/clang vector extensions)
+# ---------------------------------------------------------------------------
+# ggml's make_qkx2_quants / make_qkx3_quants run one group of 16 or 32 values
+# at a time, and their weighted sums are sequential: each addition waits for
+# the previous one. Here eight groups of a super-block run side by side, one
+# per vector lane: every lane performs exactly ggml's operations in ggml's
+# order (the same IEEE float32 results, -ffp-contract=off), so the bytes are
+# the same, but eight dependency chains overlap. Branches become per-lane
+# selects. Without GCC/clang vector extensions (MSVC) the scalar Cython
+# search runs instead.
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define LKG_HAVE_VEC 1
+    typedef float lkv8f __attribute__((vector_size(32), aligned(32)));
+    typedef int32_t lkv8i __attribute__((vector_size(32), aligned(32)));
+
+    #define LKV_INL static inline __attribute__((always_inline))
+    LKV_INL lkv8f lkv_bf(lkv8i a) { lkv8f r; memcpy(&r, &a, 32); return r; }
+    LKV_INL lkv8i lkv_bi(lkv8f a) { lkv8i r; memcpy(&r, &a, 32); return r; }
+    LKV_INL lkv8f lkv_sel(lkv8i m, lkv8f a, lkv8f b) {
+        return lkv_bf((lkv_bi(a) & m) | (lkv_bi(b) & ~m));
+    }
+    LKV_INL lkv8i lkv_seli(lkv8i m, lkv8i a, lkv8i b) { return (a & m) | (b & ~m); }
+    LKV_INL lkv8f lkv_abs(lkv8f a) { return lkv_bf(lkv_bi(a) & 0x7FFFFFFF); }
+    LKV_INL lkv8i lkv_nearest(lkv8f v) {      /* ggml's nearest_int, per lane */
+        return (lkv_bi(v + 12582912.0f) & 0x007FFFFF) - 0x00400000;
+    }
+    LKV_INL lkv8i lkv_clamp(lkv8i l, int lo, int hi) {
+        l = lkv_seli(l < lo, (lkv8i){0} + lo, l);
+        return lkv_seli(l > hi, (lkv8i){0} + hi, l);
+    }
+    LKV_INL lkv8f lkv_f(lkv8i l) { return __builtin_convertvector(l, lkv8f); }
+
+    /* make_qkx2_quants (qkx3 = 0) or make_qkx3_quants (qkx3 = 1) for 8 groups of n <= 32
+       values: group g is x[g*n .. g*n+n), weights w[g*n ..]; codes to L[g*n ..]. */
+    #define LKG_DEFINE_QKX8(NAME, ATTR) \
+    static ATTR void NAME(int n, int nmax, const float *x, const float *w, uint8_t *L, \
+                          float *scale_out, float *min_out, float rmin, float rdelta, \
+                          int nstep, int use_mad, int qkx3) { \
+        lkv8f xv[32], wv[32]; \
+        lkv8i Lv[32], La[32]; \
+        for (int i = 0; i < n; i++) \
+            for (int g = 0; g < 8; g++) { xv[i][g] = x[g * n + i]; wv[i][g] = w[g * n + i]; } \
+        lkv8f mn = xv[0], mx = xv[0], sum_w = wv[0], sum_x = wv[0] * xv[0]; \
+        for (int i = 1; i < n; i++) { \
+            mn = lkv_sel(xv[i] < mn, xv[i], mn); \
+            mx = lkv_sel(xv[i] > mx, xv[i], mx); \
+            sum_w += wv[i]; \
+            sum_x += wv[i] * xv[i]; \
+        } \
+        const lkv8f zero = {0}; \
+        mn = lkv_sel(mn > 0.0f, zero, mn); \
+        const lkv8i flat = qkx3 ? (mx <= mn) : (mx == mn); \
+        const lkv8f mn0 = mn; \
+        lkv8f iscale = (float)nmax / (mx - mn); \
+        lkv8f scale = 1.0f / iscale; \
+        lkv8f best = zero; \
+        for (int i = 0; i < n; i++) { \
+            Lv[i] = lkv_clamp(lkv_nearest(iscale * (xv[i] - mn)), 0, nmax); \
+            lkv8f diff = scale * lkv_f(Lv[i]) + mn - xv[i]; \
+            diff = use_mad ? lkv_abs(diff) : diff * diff; \
+            best += wv[i] * diff; \
+        } \
+        if (nstep >= 1) { \
+            for (int is = 0; is <= nstep; is++) { \
+                /* ggml keeps searching from the best min found so far */ \
+                iscale = (rmin + rdelta * is + nmax) / (mx - mn); \
+                lkv8f sum_l = zero, sum_l2 = zero, sum_xl = zero; \
+                for (int i = 0; i < n; i++) { \
+                    La[i] = lkv_clamp(lkv_nearest(iscale * (xv[i] - mn)), 0, nmax); \
+                    const lkv8f lf = lkv_f(La[i]), wl = wv[i] * lf; \
+                    sum_l += wl; \
+                    sum_l2 += wl * lf; \
+                    sum_xl += wl * xv[i]; \
+                } \
+                const lkv8f D = sum_w * sum_l2 - sum_l * sum_l; \
+                const lkv8i ok = D > 0.0f; \
+                if (!((ok[0] | ok[1] | ok[2] | ok[3] | ok[4] | ok[5] | ok[6] | ok[7]))) continue; \
+                lkv8f this_scale = (sum_w * sum_xl - sum_x * sum_l) / D; \
+                lkv8f this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D; \
+                const lkv8i pos = this_min > 0.0f; \
+                this_min = lkv_sel(pos, zero, this_min); \
+                this_scale = lkv_sel(pos, sum_xl / sum_l2, this_scale); \
+                lkv8f err = zero; \
+                for (int i = 0; i < n; i++) { \
+                    lkv8f diff = this_scale * lkv_f(La[i]) + this_min - xv[i]; \
+                    diff = use_mad ? lkv_abs(diff) : diff * diff; \
+                    err += wv[i] * diff; \
+                } \
+                const lkv8i better = ok & (err < best); \
+                for (int i = 0; i < n; i++) Lv[i] = lkv_seli(better, La[i], Lv[i]); \
+                best = lkv_sel(better, err, best); \
+                scale = lkv_sel(better, this_scale, scale); \
+                mn = lkv_sel(better, this_min, mn); \
+            } \
+        } \
+        for (int g = 0; g < 8; g++) { \
+            if (flat[g]) { \
+                memset(L + g * n, 0, (size_t)n); \
+                scale_out[g] = 0.0f; \
+                min_out[g] = -mn0[g]; \
+                continue; \
+            } \
+            for (int i = 0; i < n; i++) L[g * n + i] = (uint8_t)Lv[i][g]; \
+            scale_out[g] = scale[g]; \
+            min_out[g] = -mn[g]; \
+        } \
+    }
+
+    LKG_DEFINE_QKX8(lkg_qkx_8_generic, )
+    #if defined(LKG_HAVE_AVX2)
+    LKG_DEFINE_QKX8(lkg_qkx_8_avx2, LKG_AVX2)
+    #endif
+    static void lkg_qkx_8(int n, int nmax, const float *x, const float *w, uint8_t *L,
+                          float *scale_out, float *min_out, float rmin, float rdelta,
+                          int nstep, int use_mad, int qkx3) {
+    #if defined(LKG_HAVE_AVX2)
+        if (lkg_simd_level(-1) == 2) {
+            lkg_qkx_8_avx2(n, nmax, x, w, L, scale_out, min_out, rmin, rdelta, nstep, use_mad,
+                           qkx3);
+            return;
+        }
+    #endif
+        lkg_qkx_8_generic(n, nmax, x, w, L, scale_out, min_out, rmin, rdelta, nstep, use_mad,
+                          qkx3);
+    }
+    #else
+    #define LKG_HAVE_VEC 0
+    static void lkg_qkx_8(int n, int nmax, const float *x, const float *w, uint8_t *L,
+                          float *scale_out, float *min_out, float rmin, float rdelta,
+                          int nstep, int use_mad, int qkx3) {
+        (void)n; (void)nmax; (void)x; (void)w; (void)L; (void)scale_out; (void)min_out;
+        (void)rmin; (void)rdelta; (void)nstep; (void)use_mad; (void)qkx3;
+    }
+    #endif
+    """
+    int LKG_HAVE_VEC
+    void lkg_qkx_8(int n, int nmax, const float *x, const float *w, uint8_t *L,
+                   float *scale_out, float *min_out, float rmin, float rdelta,
+                   int nstep, int use_mad, int qkx3) noexcept nogil
+
+
+cdef inline void qkx_groups(int ngroups, int n, int nmax, const float *x, const float *w,
+                            uint8_t *L, float *scales, float *mins, float rmin, float rdelta,
+                            int nstep, bint use_mad, bint qkx3) noexcept nogil:
+    """make_qkx2/3_quants over ``ngroups`` consecutive groups of ``n`` values (weights ``w``)."""
+    cdef uint8_t Laux[32]
+    cdef int g
+    if LKG_HAVE_VEC and ngroups % 8 == 0:
+        for g in range(0, ngroups, 8):
+            lkg_qkx_8(n, nmax, x + g * n, w + g * n, L + g * n, scales + g, mins + g,
+                      rmin, rdelta, nstep, use_mad, qkx3)
+        return
+    for g in range(ngroups):
+        scales[g] = make_qkx2_quants(n, nmax, x + g * n, w + g * n, L + g * n, &mins[g], Laux,
+                                     rmin, rdelta, nstep, use_mad, qkx3)
+
+
 cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L,
                                 const float *qw) noexcept nogil:
     """ggml's make_qx_quants(n, nmax, x, L, rmse_type=1, qw): symmetric; weights qw, or x^2."""
@@ -1161,8 +1323,7 @@ cdef void q_q2_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
     cdef const float *xb
     cdef uint8_t *yb
     cdef uint8_t L[256]
-    cdef uint8_t Laux[16]
-    cdef float weights[16]
+    cdef float weights[256]
     cdef float mins[16]
     cdef float scales[16]
     cdef float max_scale, max_min, iscale, d, dm
@@ -1171,11 +1332,11 @@ cdef void q_q2_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
         yb = y + 84 * i
         max_scale = <float>0.0
         max_min = <float>0.0
+        for li in range(256):
+            weights[li] = fabsf(xb[li])
+        qkx_groups(16, 16, 3, xb, weights, L, scales, mins, <float>-0.5, <float>0.1, 15,
+                   True, False)
         for j in range(16):
-            for li in range(16):
-                weights[li] = fabsf(xb[16 * j + li])
-            scales[j] = make_qkx2_quants(16, 3, xb + 16 * j, weights, L + 16 * j, &mins[j], Laux,
-                                         <float>-0.5, <float>0.1, 15, True, False)
             if scales[j] > max_scale:
                 max_scale = scales[j]
             if mins[j] > max_min:
@@ -1303,8 +1464,7 @@ cdef inline void kquant_scales_mins(const float *scales, const float *mins, floa
 cdef inline void kquant_32_pass(const float *xb, float *scales, float *mins, uint8_t *L,
                                 int nmax, float rmin, int nstep, float *max_scale,
                                 float *max_min) noexcept nogil:
-    cdef float weights[32]
-    cdef uint8_t Laux[32]
+    cdef float weights[256]
     cdef float sum_x2, av_x
     cdef int j, li
     max_scale[0] = <float>0.0
@@ -1315,9 +1475,9 @@ cdef inline void kquant_32_pass(const float *xb, float *scales, float *mins, uin
             sum_x2 += xb[32 * j + li] * xb[32 * j + li]
         av_x = sqrtf(sum_x2 / <float>32.0)
         for li in range(32):
-            weights[li] = av_x + fabsf(xb[32 * j + li])
-        scales[j] = make_qkx2_quants(32, nmax, xb + 32 * j, weights, L + 32 * j, &mins[j], Laux,
-                                     rmin, <float>0.1, nstep, False, False)
+            weights[32 * j + li] = av_x + fabsf(xb[32 * j + li])
+    qkx_groups(8, 32, nmax, xb, weights, L, scales, mins, rmin, <float>0.1, nstep, False, False)
+    for j in range(8):
         if scales[j] > max_scale[0]:
             max_scale[0] = scales[j]
         if mins[j] > max_min[0]:
@@ -1628,11 +1788,10 @@ cdef inline float block_sum_x2(const float *x) noexcept nogil:
 
 cdef void qw_q2_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
     cdef uint8_t L[256]
-    cdef uint8_t Laux[16]
     cdef float mins[16]
     cdef float scales[16]
     cdef float sw[16]
-    cdef float weight[16]
+    cdef float weight[256]
     cdef uint8_t Ls[16]
     cdef uint8_t Lm[16]
     cdef Py_ssize_t i
@@ -1644,13 +1803,13 @@ cdef void qw_q2_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noe
         xb = x + 256 * i
         yb = y + 84 * i
         sigma2 = block_sum_x2(xb) / <float>256.0
+        imatrix_weights(xb, qw + 256 * i, sigma2, weight, 256)
         for j in range(16):
-            imatrix_weights(xb + 16 * j, qw + 256 * i + 16 * j, sigma2, weight, 16)
             sw[j] = <float>0.0
             for li in range(16):
-                sw[j] += weight[li]
-            scales[j] = make_qkx2_quants(16, 3, xb + 16 * j, weight, L + 16 * j, &mins[j], Laux,
-                                         <float>-0.9, <float>0.05, 36, False, True)
+                sw[j] += weight[16 * j + li]
+        qkx_groups(16, 16, 3, xb, weight, L, scales, mins, <float>-0.9, <float>0.05, 36,
+                   False, True)
         dm = make_qp_quants(16, 15, scales, Ls, sw)
         mm = make_qp_quants(16, 15, mins, Lm, sw)
         wr_half(yb + 80, dm)
@@ -1704,13 +1863,12 @@ cdef inline void qw_q45_k(const float *x, uint8_t *y, Py_ssize_t n, const float 
                           int type_size) noexcept nogil:
     """Q4_K (nmax 15) / Q5_K (nmax 31) with an importance matrix."""
     cdef uint8_t L[256]
-    cdef uint8_t Laux[32]
     cdef uint8_t Ls[8]
     cdef uint8_t Lm[8]
     cdef float mins[8]
     cdef float scales[8]
     cdef float sw[8]
-    cdef float weights[32]
+    cdef float weights[256]
     cdef Py_ssize_t i
     cdef int j, li
     cdef const float *xb
@@ -1722,14 +1880,14 @@ cdef inline void qw_q45_k(const float *x, uint8_t *y, Py_ssize_t n, const float 
         xb = x + 256 * i
         yb = y + type_size * i
         sigma2 = <float>2.0 * block_sum_x2(xb) / <float>256.0
+        imatrix_weights(xb, qw + 256 * i, sigma2, weights, 256)
         for j in range(8):
-            imatrix_weights(xb + 32 * j, qw + 256 * i + 32 * j, sigma2, weights, 32)
             sumw = <float>0.0
             for li in range(32):
-                sumw += weights[li]
+                sumw += weights[32 * j + li]
             sw[j] = sumw
-            scales[j] = make_qkx2_quants(32, nmax, xb + 32 * j, weights, L + 32 * j, &mins[j],
-                                         Laux, <float>-0.9, <float>0.05, 36, False, True)
+        qkx_groups(8, 32, nmax, xb, weights, L, scales, mins, <float>-0.9, <float>0.05, 36,
+                   False, True)
         d_block = make_qp_quants(8, 63, scales, Ls, sw)
         m_block = make_qp_quants(8, 63, mins, Lm, sw)
         s = yb + 4
@@ -1770,19 +1928,23 @@ cdef void qw_q6_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noe
 
 
 cdef inline int best_index_iq4(float v) noexcept nogil:
-    """ggml's best_index_int8(16, kvalues_iq4nl, v): nearest value, ties to the upper one."""
-    cdef int ml = 0, mu = 15, mav
-    if v <= <float>KVALUES_IQ4NL[0]:
+    """ggml's best_index_int8(16, kvalues_iq4nl, v): nearest value, ties to the upper one.
+
+    ggml binary-searches for the bracketing pair val[mu-1] <= v < val[mu]; here
+    ``mu - 1`` is counted with branch-free compares (the same pair for every
+    non-NaN v; NaN, which fails every compare, gets ggml's answer 15), then the
+    same float comparison picks the nearer end.
+    """
+    cdef int ml = 0, k
+    if v <= KV_IQ4F[0]:
         return 0
-    if v >= <float>KVALUES_IQ4NL[15]:
+    if v >= KV_IQ4F[15]:
         return 15
-    while mu - ml > 1:
-        mav = (ml + mu) // 2
-        if v < <float>KVALUES_IQ4NL[mav]:
-            mu = mav
-        else:
-            ml = mav
-    return mu - 1 if v - <float>KVALUES_IQ4NL[mu - 1] < <float>KVALUES_IQ4NL[mu] - v else mu
+    if v != v:
+        return 15
+    for k in range(1, 15):
+        ml += KV_IQ4F[k] <= v
+    return ml if v - KV_IQ4F[ml] < KV_IQ4F[ml + 1] - v else ml + 1
 
 
 cdef void iq4_superblock(const float *x, int sbs, uint8_t *dh, uint8_t *q4, uint8_t *scales_h,
@@ -2083,7 +2245,7 @@ cdef void dq_q2_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
 cdef void dq_q3_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
     # block_q3_K: hmask[32], qs[64], scales[12], d
     cdef Py_ssize_t i
-    cdef int _n, _j, li, shift, isc, k, lo, hi
+    cdef int _n, _j, li, shift, isc, k, lo, hi, hbit
     cdef const uint8_t *xb
     cdef const uint8_t *q
     cdef const uint8_t *hm
@@ -2091,7 +2253,6 @@ cdef void dq_q3_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
     cdef float *yb
     cdef float dall, dl
     cdef int sc[16]
-    cdef uint8_t m
     for i in range(nb):
         xb = x + 110 * i
         yb = y + 256 * i
@@ -2104,23 +2265,21 @@ cdef void dq_q3_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
             hi = (s[8 + k % 4] >> (2 * (k // 4))) & 3
             sc[k] = (lo | (hi << 4)) - 32
         isc = 0
-        m = 1
+        hbit = 0
         for _n in range(2):
             shift = 0
             for _j in range(4):
-                dl = dall * <float>sc[isc]
-                isc += 1
-                for li in range(16):
-                    yb[0] = dl * <float>(<int>((q[li] >> shift) & 3) - (0 if (hm[li] & m) else 4))
-                    yb += 1
-                dl = dall * <float>sc[isc]
-                isc += 1
-                for li in range(16):
-                    yb[0] = dl * <float>(<int>((q[li + 16] >> shift) & 3)
-                                         - (0 if (hm[li + 16] & m) else 4))
-                    yb += 1
+                # code = low 2 bits - 4 when the hmask bit is clear
+                for k in range(2):
+                    dl = dall * <float>sc[isc]
+                    isc += 1
+                    for li in range(16 * k, 16 * k + 16):
+                        yb[li - 16 * k] = dl * <float>(
+                            <int>((q[li] >> shift) & 3)
+                            - ((((hm[li] >> hbit) & 1) ^ 1) << 2))
+                    yb += 16
                 shift += 2
-                m = <uint8_t>(m << 1)
+                hbit += 1
             q += 32
 
 
@@ -2176,7 +2335,7 @@ cdef void dq_q5_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
     cdef const uint8_t *qh
     cdef float *yb
     cdef float d, mn, d1, m1, d2, m2, t
-    cdef uint8_t sc, m, u1, u2
+    cdef uint8_t sc, m
     for i in range(nb):
         xb = x + 176 * i
         yb = y + 256 * i
@@ -2185,8 +2344,6 @@ cdef void dq_q5_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
         qh = xb + 16
         ql = xb + 48
         isc = 0
-        u1 = 1
-        u2 = 2
         for _j in range(4):
             scale_min_k4(isc, xb + 4, &sc, &m)
             d1 = d * <float>sc
@@ -2194,17 +2351,16 @@ cdef void dq_q5_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
             scale_min_k4(isc + 1, xb + 4, &sc, &m)
             d2 = d * <float>sc
             m2 = mn * <float>m
+            # the high bit of element li is bit 2*_j (first half) / 2*_j+1 of qh[li]
             for li in range(32):
-                t = d1 * <float>((ql[li] & 0xF) + (16 if (qh[li] & u1) else 0))
+                t = d1 * <float>((ql[li] & 0xF) | (((qh[li] >> (2 * _j)) & 1) << 4))
                 yb[li] = t - m1
             for li in range(32):
-                t = d2 * <float>((ql[li] >> 4) + (16 if (qh[li] & u2) else 0))
+                t = d2 * <float>((ql[li] >> 4) | (((qh[li] >> (2 * _j + 1)) & 1) << 4))
                 yb[32 + li] = t - m2
             yb += 64
             ql += 32
             isc += 2
-            u1 = <uint8_t>(u1 << 2)
-            u2 = <uint8_t>(u2 << 2)
 
 
 cdef void dq_q6_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
@@ -2216,7 +2372,7 @@ cdef void dq_q6_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
     cdef const uint8_t *qh
     cdef const int8_t *sc
     cdef float *yb
-    cdef float d
+    cdef float d, s1, s2, s3, s4
     for i in range(nb):
         xb = x + 210 * i
         yb = y + 256 * i
@@ -2225,16 +2381,20 @@ cdef void dq_q6_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
         sc = <const int8_t *>(xb + 192)
         d = rd_half(xb + 208)
         for _n in range(2):
-            for li in range(32):
-                isc = li // 16
-                q1 = <int>((ql[li] & 0xF) | (((qh[li] >> 0) & 3) << 4)) - 32
-                q2 = <int>((ql[li + 32] & 0xF) | (((qh[li] >> 2) & 3) << 4)) - 32
-                q3 = <int>((ql[li] >> 4) | (((qh[li] >> 4) & 3) << 4)) - 32
-                q4 = <int>((ql[li + 32] >> 4) | (((qh[li] >> 6) & 3) << 4)) - 32
-                yb[li] = (d * <float>sc[isc]) * <float>q1
-                yb[li + 32] = (d * <float>sc[isc + 2]) * <float>q2
-                yb[li + 64] = (d * <float>sc[isc + 4]) * <float>q3
-                yb[li + 96] = (d * <float>sc[isc + 6]) * <float>q4
+            for isc in range(2):            # elements 16*isc.. of each 32: scale isc (+2, +4, +6)
+                s1 = d * <float>sc[isc]
+                s2 = d * <float>sc[isc + 2]
+                s3 = d * <float>sc[isc + 4]
+                s4 = d * <float>sc[isc + 6]
+                for li in range(16 * isc, 16 * isc + 16):
+                    q1 = <int>((ql[li] & 0xF) | (((qh[li] >> 0) & 3) << 4)) - 32
+                    q2 = <int>((ql[li + 32] & 0xF) | (((qh[li] >> 2) & 3) << 4)) - 32
+                    q3 = <int>((ql[li] >> 4) | (((qh[li] >> 4) & 3) << 4)) - 32
+                    q4 = <int>((ql[li + 32] >> 4) | (((qh[li] >> 6) & 3) << 4)) - 32
+                    yb[li] = s1 * <float>q1
+                    yb[li + 32] = s2 * <float>q2
+                    yb[li + 64] = s3 * <float>q3
+                    yb[li + 96] = s4 * <float>q4
             yb += 128
             ql += 64
             qh += 32
