@@ -487,6 +487,15 @@ _PRELUDE = """\
 #define LAYOUTKIT_RESTRICT restrict
 #endif
 #endif
+#ifndef LAYOUTKIT_BIG_ENDIAN
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LAYOUTKIT_BIG_ENDIAN 1
+#else
+#define LAYOUTKIT_BIG_ENDIAN 0
+#endif
+/* Shift that puts a value of SIZE bytes at byte POS of a uint32_t in memory. */
+#define LAYOUTKIT_SH(pos, size) (LAYOUTKIT_BIG_ENDIAN ? 32 - 8 * ((pos) + (size)) : 8 * (pos))
+#endif
 #ifndef LAYOUTKIT_UNUSED
 #if defined(__GNUC__) || defined(__clang__)
 #define LAYOUTKIT_UNUSED __attribute__((unused))
@@ -797,6 +806,9 @@ def emit_c(
             zero,
         )
     )
+    if conv is not None:  # plain moves of converted elements (scratch tiles -> dst)
+        header.append(_cbits.mover(f"{fn}__", f"{fwd}r", ddt, ddt, None, 1.0, 0, pad))
+        header.append(_cbits.mover(f"{fn}__", f"{bwd}r", sdt, sdt, None, 1.0, 0, zero))
     for fname, direction, a, b, adt, bdt, cv, helper in (
         (fn, "source layout -> destination layout", s_side, d_side, sdt, ddt, conv, fwd),
         (

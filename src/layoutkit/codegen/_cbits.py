@@ -54,9 +54,11 @@ static inline float {p}_f32(uint32_t u) {{ float f; memcpy(&f, &u, 4); return f;
 static inline uint32_t {p}_u32(float f) {{ uint32_t u; memcpy(&u, &f, 4); return u; }}
 /* Round half to even without <math.h>: exact for |v| < 2^23, larger floats are integers. */
 static inline float {p}_rne(float v) {{
-    float a = v < 0.0f ? -v : v;
-    float r = a < 8388608.0f ? (a + 8388608.0f) - 8388608.0f : a;
-    return v < 0.0f ? -r : r;
+    const uint32_t u = {p}_u32(v);
+    const uint32_t a = u & 0x7fffffffu;
+    const float m = {p}_f32(a < 0x4b000000u ? a : 0u);
+    const float t = (m + 8388608.0f) - 8388608.0f; /* |v| rounded, computed always */
+    return {p}_f32(a < 0x4b000000u ? ({p}_u32(t) | (u & 0x80000000u)) : u);
 }}
 /* IEEE binary16 -> binary32, exact (subnormals, infinities and NaN payloads kept). */
 static inline float {p}_f16_to_f32(uint16_t h) {{
@@ -70,16 +72,36 @@ static inline float {p}_f16_to_f32(uint16_t h) {{
     }}
     return {p}_f32(sign | ((exp + 112u) << 23) | (man << 13));
 }}
-/* binary32 -> binary16, round to nearest even; NaN stays NaN (quiet). */
+/* binary32 -> binary16, round to nearest even; NaN stays NaN (quiet). Every case is
+ * computed and one is selected with integer compares, so compilers vectorise it. */
 static inline uint16_t {p}_f32_to_f16(float f) {{
-    uint32_t u = {p}_u32(f);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-    uint32_t a = u & 0x7fffffffu;
-    if (a >= 0x7f800000u)
-        return (uint16_t)(sign | 0x7c00u | (a > 0x7f800000u ? (0x200u | ((a >> 13) & 0x3ffu)) : 0u));
-    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
-    if (a < 0x38800000u) return (uint16_t)(sign | (uint16_t){p}_rne({p}_f32(a) * 16777216.0f));
-    return (uint16_t)(sign | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+    const uint32_t u = {p}_u32(f);
+    const uint32_t sign = (u >> 16) & 0x8000u;
+    const uint32_t a = u & 0x7fffffffu;
+    const uint32_t special = 0x7c00u | (a > 0x7f800000u ? (0x200u | ((a >> 13) & 0x3ffu)) : 0u);
+    const uint32_t tiny = a < 0x38800000u ? a : 0u; /* subnormal result: a * 2^24, rounded */
+    const uint32_t sub = (uint32_t)(int32_t){p}_rne({p}_f32(tiny) * 16777216.0f);
+    const uint32_t normal = (a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13;
+    uint32_t r = a < 0x38800000u ? sub : normal;
+    r = a >= 0x477ff000u ? 0x7c00u : r;
+    r = a >= 0x7f800000u ? special : r;
+    return (uint16_t)(sign | r);
+}}
+/* ONNX QuantizeLinear of v = x / scale: round half to even, + zero point, saturate to
+ * [lo, hi], NaN -> zero point. Branch-free, with every select before the float
+ * arithmetic (|v| >= 2^23 is replaced by 2^22, which saturates the same way, and NaN
+ * by 0), so compilers vectorise it without -fno-trapping-math. */
+static inline int32_t {p}_quant(float v, int32_t zp, int32_t lo, int32_t hi) {{
+    const uint32_t u = {p}_u32(v);
+    const uint32_t a = u & 0x7fffffffu;
+    const uint32_t nan = a > 0x7f800000u;
+    const uint32_t neg = (u >> 31) & (nan ^ 1u);
+    const uint32_t big = 0x4a800000u & (0u - (nan ^ 1u));         /* 2^22, or 0 for NaN */
+    const uint32_t m = a < 0x4b000000u ? a : big;
+    const uint32_t k = (uint32_t)(int32_t)(({p}_f32(m) + 8388608.0f) - 8388608.0f);
+    const int32_t q = (int32_t)(((k ^ (0u - neg)) + neg) + (uint32_t)zp);
+    const int32_t r = q < lo ? lo : q;
+    return r > hi ? hi : r;
 }}
 static inline float {p}_bf16_to_f32(uint16_t b) {{ return {p}_f32((uint32_t)b << 16); }}
 /* binary32 -> bfloat16, round to nearest even; NaN stays NaN (quiet). */
@@ -114,11 +136,13 @@ def mover(
     es = dst.itemsize
     out = []
     if es in _UINT:
+        ut = _UINT[es]
         value = int.from_bytes(pad, "little" if np.little_endian else "big")
         suffix = "u" if es < 8 else "ull"
+        out.append(f"static inline {ut} {fn}_padv(void) {{ return ({ut}){value:#x}{suffix}; }}")
         out.append(
             f"static inline void {fn}_pad(unsigned char *d) {{ "
-            f"const {_UINT[es]} v = ({_UINT[es]}){value:#x}{suffix}; memcpy(d, &v, {es}); }}"
+            f"const {ut} v = {fn}_padv(); memcpy(d, &v, {es}); }}"
         )
     else:
         body = ", ".join(str(b) for b in pad)
@@ -127,6 +151,12 @@ def mover(
             f"static inline void {fn}_pad(unsigned char *d) {{ memcpy(d, {fn}_padv, {es}); }}"
         )
     if kind is None:
+        if es in _UINT:
+            ut = _UINT[es]
+            out.append(
+                f"static inline {ut} {fn}_ld(const unsigned char *s) "
+                f"{{ {ut} v; memcpy(&v, s, {es}); return v; }}"
+            )
         out.append(
             f"static inline void {fn}_mv(unsigned char *d, const unsigned char *s) "
             f"{{ memcpy(d, s, {es}); }}"
@@ -143,21 +173,22 @@ def mover(
     else:
         ctype = _INT_RANGE[sc][0]
         load = f"{ctype} q; memcpy(&q, s, {src.itemsize}); float x = ((float)q - {zl}) * {sl};"
-    # Store: float32 -> the destination element.
+    # Convert: float32 -> the destination element ``y``, returned as its bits.
     if st == "F32":
-        store = "memcpy(d, &x, 4);"
+        store = "float y = x;"
     elif st in ("F16", "BF16"):
         conv = "f16" if st == "F16" else "bf16"
-        store = f"uint16_t y = {p}_f32_to_{conv}(x); memcpy(d, &y, 2);"
+        store = f"uint16_t y = {p}_f32_to_{conv}(x);"
     else:
         ctype, lo, hi = _INT_RANGE[st]
-        store = (
-            f"float v = x / {sl}; float r = {p}_rne(v) + {zl}; r = v != v ? {zl} : r; "
-            f"r = r < {lo}.0f ? {lo}.0f : r; r = r > {hi}.0f ? {hi}.0f : r; "
-            f"{ctype} y = ({ctype})(int32_t)r; memcpy(d, &y, {es});"
-        )
+        store = f"{ctype} y = ({ctype}){p}_quant(x / {sl}, {zero_point}, {lo}, {hi});"
+    ut = _UINT[es]
     out.append(
-        f"static inline void {fn}_mv(unsigned char *d, const unsigned char *s) {{\n"
-        f"    {load}\n    {store}\n}}"
+        f"static inline {ut} {fn}_ld(const unsigned char *s) {{\n"
+        f"    {load}\n    {store}\n    {ut} u; memcpy(&u, &y, {es}); return u;\n}}"
+    )
+    out.append(
+        f"static inline void {fn}_mv(unsigned char *d, const unsigned char *s) "
+        f"{{ const {ut} u = {fn}_ld(s); memcpy(d, &u, {es}); }}"
     )
     return "\n".join(out) + "\n"

@@ -16,6 +16,7 @@ store), which keeps the code free of alignment and strict-aliasing assumptions.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -90,7 +91,7 @@ class Writer:
         return f"{prefix}{self.counter}"
 
     def open(self, text: str) -> None:
-        self.line(text + " {")
+        self.line(text + " {" if text else "{")
         self.depth += 1
 
     def close(self) -> None:
@@ -127,6 +128,7 @@ class CWalk:
     """
 
     def __init__(self, lv: Levels, w: Writer, prefix: str, pad: str, cast: bool) -> None:
+        self.raw = prefix + "r"  # helpers that move destination elements unchanged
         self.lv = lv
         self.w = w
         self.p = prefix
@@ -134,6 +136,7 @@ class CWalk:
         self.cast = cast
         self.es = lv.esize
         self.ses = lv.src_esize
+        self.sname = "s"
         n = lv.nlev
         last = [-1] * max(lv.ndim, 1)
         for k in range(n - 1):
@@ -156,7 +159,7 @@ class CWalk:
 
     def copy_one(self, s: Affine, d: Affine) -> None:
         """One element (converted when the plan converts)."""
-        self.w.line(f"{self.p}_mv({d.render('d')}, {s.render('s')});")
+        self.w.line(f"{self.p}_mv({d.render('d')}, {s.render(self.sname)});")
 
     def fill_one(self, d: Affine) -> None:
         self.w.line(f"{self.p}_pad({d.render('d')});")
@@ -401,7 +404,11 @@ class CWalk:
             w.loop(0, n0, row)
             return
         if d1 == es and d0 == n1 * es and s0 == ses and n0 > 1:
-            if n1 <= INTERLEAVE_MAX:
+            if self.cast and hi > lo and n1 * self.es <= 4096:
+                self.cast_tiles(s, d, n0, n1, s1, lo, hi)
+            elif 2 * (hi - lo) < n1 and n1 > 8:
+                self.mostly_padding(s, d, n0, n1, s1, lo, hi)
+            elif n1 <= INTERLEAVE_MAX:
                 self.interleave(s, d, n0, n1, s1, lo, hi)
             else:
                 self.transpose(s, d, n0, n1, s1, lo, hi)
@@ -416,11 +423,82 @@ class CWalk:
 
         w.loop(0, n0, grow)
 
+    def cast_tiles(self, s: Affine, d: Affine, n0: int, n1: int, s1: int, lo: int, hi: int) -> None:
+        """Convert a tile of every data lane into a scratch buffer (contiguous loops the
+        compiler vectorises), then interleave the scratch like a plain repack."""
+        es, ses, w = self.es, self.ses, self.w
+        tile = max(8, min(256, 32768 // (n1 * es)))
+        tile = min(tile, n0)
+        tmp = w.var("tmp")
+        w.open("")
+        w.line(f"unsigned char {tmp}[{(hi - lo) * tile * es}];")
+
+        def one(i0: str | int, m: int) -> None:
+            j, i = w.var("j"), w.var("i")
+            src = s.plus(var=j, coef=s1).plus(var=i, coef=ses)
+            if isinstance(i0, str):
+                src = src.plus(var=i0, coef=ses)
+            else:
+                src = src.plus(i0 * ses)
+            w.open(f"for (size_t {j} = {lo}; {j} < {hi}; {j}++)")
+            w.line(
+                f"for (size_t {i} = 0; {i} < {m}; {i}++) "
+                f"{self.p}_mv({tmp} + (({j} - {lo}) * {tile} + {i}) * {es}, {src.render('s')});"
+            )
+            w.close()
+            dd = d.plus(var=i0, coef=n1 * es) if isinstance(i0, str) else d.plus(i0 * n1 * es)
+            saved = (self.p, self.ses, self.sname, self.cast)
+            self.p, self.ses, self.sname, self.cast = self.raw, es, tmp, False
+            try:
+                base = Affine(-lo * tile * es)
+                self.box2d(base, dd, m, es, n1 * es, n1, tile * es, es, lo, hi)
+            finally:
+                self.p, self.ses, self.sname, self.cast = saved
+
+        full = n0 - n0 % tile
+        if full:
+            ib = w.var("ib")
+            w.open(f"for (size_t {ib} = 0; {ib} < {full}; {ib} += {tile})")
+            one(ib, tile)
+            w.close()
+        if full < n0:
+            one(full, n0 - full)
+        w.close()
+
+    def mostly_padding(
+        self, s: Affine, d: Affine, n0: int, n1: int, s1: int, lo: int, hi: int
+    ) -> None:
+        """Few data lanes in wide rows (3 channels in blocks of 32): per block of rows,
+        fill the rows with padding, then drop the data lanes in."""
+        es, ses, w = self.es, self.ses, self.w
+        block = max(1, min(n0, 4096 // (n1 * es)))
+        full = n0 - n0 % block
+
+        def one(i0: str | int, m: int) -> None:
+            dd = d.plus(var=i0, coef=n1 * es) if isinstance(i0, str) else d.plus(i0 * n1 * es)
+            ss = s.plus(var=i0, coef=ses) if isinstance(i0, str) else s.plus(i0 * ses)
+            self.fill_run(dd, m * n1)
+            for j in range(lo, hi):
+                i = w.var("i")
+                w.line(
+                    f"for (size_t {i} = 0; {i} < {m}; {i}++) "
+                    f"{self.p}_mv({dd.plus(j * es).plus(var=i, coef=n1 * es).render('d')}, "
+                    f"{ss.plus(j * s1).plus(var=i, coef=ses).render(self.sname)});"
+                )
+
+        if full:
+            ib = w.var("ib")
+            w.open(f"for (size_t {ib} = 0; {ib} < {full}; {ib} += {block})")
+            one(ib, block)
+            w.close()
+        if full < n0:
+            one(full, n0 - full)
+
     def contiguous(self, s: Affine, d: Affine, n: int) -> None:
         if n <= 0:
             return
         if not self.cast:
-            self.w.line(f"memcpy({d.render('d')}, {s.render('s')}, {n * self.es});")
+            self.w.line(f"memcpy({d.render('d')}, {s.render(self.sname)}, {n * self.es});")
             return
         self.strided(s, d, 0, n, self.ses, self.es, pad=False)
 
@@ -435,19 +513,54 @@ class CWalk:
         stmt = (
             f"{self.p}_pad({dp});"
             if pad
-            else f"{self.p}_mv({dp}, {s.plus(var=v, coef=s1).render('s')});"
+            else f"{self.p}_mv({dp}, {s.plus(var=v, coef=s1).render(self.sname)});"
         )
         self.w.line(f"for (size_t {v} = {lo}; {v} < {hi}; {v}++) {stmt}")
 
     def interleave(self, s: Affine, d: Affine, n0: int, n1: int, s1: int, lo: int, hi: int) -> None:
         """Channel interleave: ``n1`` lanes, lane j a contiguous source stream at s + j*s1."""
+        es, w = self.es, self.w
+        row = n1 * es
+        group = 4 // math.gcd(row, 4)  # rows per run of whole 32-bit words
+        if es in (1, 2) and n0 >= 2 * group:
+            # Build each 32-bit word of the output from its lanes with shifts (compilers
+            # vectorise this with plain SSE2/NEON), then store it with one memcpy.
+            whole = n0 - n0 % group
+            v = w.var("i")
+            w.open(f"for (size_t {v} = 0; {v} < {whole}; {v} += {group})")
+            for k in range(group * row // 4):
+                parts = []
+                for pos in range(0, 4, es):
+                    b = 4 * k + pos
+                    r, j = divmod(b, row)
+                    j //= es
+                    if lo <= j < hi:
+                        src = s.plus(j * s1 + r * self.ses).plus(var=v, coef=self.ses)
+                        val = f"{self.p}_ld({src.render(self.sname)})"
+                    else:
+                        val = f"{self.p}_padv()"
+                    parts.append(f"(uint32_t){val} << LAYOUTKIT_SH({pos}, {es})")
+                wv = f"w{k}_{v}"
+                w.line(f"const uint32_t {wv} = {' | '.join(parts)};")
+                w.line(f"memcpy({d.plus(4 * k).plus(var=v, coef=row).render('d')}, &{wv}, 4);")
+            w.close()
+            if whole < n0:
+                self._interleave_rows(s, d, whole, n0, n1, s1, lo, hi)
+            return
+        self._interleave_rows(s, d, 0, n0, n1, s1, lo, hi)
+
+    def _interleave_rows(
+        self, s: Affine, d: Affine, r0: int, r1: int, n1: int, s1: int, lo: int, hi: int
+    ) -> None:
         es, ses, w = self.es, self.ses, self.w
+        if r1 <= r0:
+            return
         v = w.var("i")
-        w.open(f"for (size_t {v} = 0; {v} < {n0}; {v}++)")
+        w.open(f"for (size_t {v} = {r0}; {v} < {r1}; {v}++)")
         for j in range(n1):
             dp = d.plus(j * es).plus(var=v, coef=n1 * es).render("d")
             if lo <= j < hi:
-                sp = s.plus(j * s1).plus(var=v, coef=ses).render("s")
+                sp = s.plus(j * s1).plus(var=v, coef=ses).render(self.sname)
                 w.line(f"{self.p}_mv({dp}, {sp});")
             else:
                 w.line(f"{self.p}_pad({dp});")
@@ -468,7 +581,7 @@ class CWalk:
         w.open(f"for (size_t {v} = {lo}; {v} < {hi}; {v}++)")
         for i in range(n0):
             dp = d.plus(i * n1 * es).plus(var=v, coef=es).render("d")
-            sp = s.plus(i * ses).plus(var=v, coef=s1).render("s")
+            sp = s.plus(i * ses).plus(var=v, coef=s1).render(self.sname)
             w.line(f"{self.p}_mv({dp}, {sp});")
         w.close()
 
@@ -516,6 +629,6 @@ class CWalk:
         w.line(
             f"for (size_t {j} = {j0}; {j} < {j0} + {nj}; {j}++) "
             f"{self.p}_mv({d.plus(var=i, coef=n1 * es).plus(var=j, coef=es).render('d')}, "
-            f"{s.plus(var=j, coef=s1).plus(var=i, coef=ses).render('s')});"
+            f"{s.plus(var=j, coef=s1).plus(var=i, coef=ses).render(self.sname)});"
         )
         w.close()
