@@ -1164,6 +1164,154 @@ cdef extern from *:
         } \
     }
 
+    /* make_qx_quants(n, nmax, x, L, rmse_type = 1, qw) for 8 groups of n <= 32 values
+       (weights qw, or x*x when qw is NULL): codes l + nmax to L, scales to scale_out. */
+    #define LKG_DEFINE_QX8(NAME, ATTR) \
+    static ATTR void NAME(int n, int nmax, const float *x, const float *qw, int8_t *L, \
+                          float *scale_out) { \
+        lkv8f xv[32], wv[32], wx[32]; \
+        lkv8i Lv[32]; \
+        const lkv8f zero = {0}; \
+        for (int i = 0; i < n; i++) \
+            for (int g = 0; g < 8; g++) { \
+                xv[i][g] = x[g * n + i]; \
+                wv[i][g] = qw ? qw[g * n + i] : x[g * n + i] * x[g * n + i]; \
+            } \
+        lkv8f amax = zero, mx = zero; \
+        for (int i = 0; i < n; i++) { \
+            wx[i] = wv[i] * xv[i]; \
+            const lkv8f ax = lkv_abs(xv[i]); \
+            const lkv8i m = ax > amax; \
+            amax = lkv_sel(m, ax, amax); \
+            mx = lkv_sel(m, xv[i], mx); \
+        } \
+        const lkv8i flat = amax < 1e-15f; \
+        lkv8f iscale = (float)(-nmax) / mx; \
+        lkv8f sumlx = zero, suml2 = zero; \
+        for (int i = 0; i < n; i++) { \
+            Lv[i] = lkv_clamp(lkv_nearest(iscale * xv[i]), -nmax, nmax - 1); \
+            const lkv8f lf = lkv_f(Lv[i]); \
+            sumlx += wx[i] * lf; \
+            suml2 += wv[i] * lf * lf; \
+        } \
+        lkv8f scale = lkv_sel(suml2 != 0.0f, sumlx / suml2, zero); \
+        lkv8f best = scale * sumlx; \
+        for (int is = -9; is <= 9; is++) { \
+            if (is == 0) continue; \
+            iscale = -((float)nmax + 0.1f * (float)is) / mx; \
+            lkv8i La[32]; \
+            sumlx = zero; \
+            suml2 = zero; \
+            for (int i = 0; i < n; i++) { \
+                La[i] = lkv_clamp(lkv_nearest(iscale * xv[i]), -nmax, nmax - 1); \
+                const lkv8f lf = lkv_f(La[i]); \
+                sumlx += wx[i] * lf; \
+                suml2 += wv[i] * lf * lf; \
+            } \
+            const lkv8i take = (suml2 > 0.0f) & (sumlx * sumlx > best * suml2); \
+            for (int i = 0; i < n; i++) Lv[i] = lkv_seli(take, La[i], Lv[i]); \
+            const lkv8f sc = sumlx / suml2; \
+            scale = lkv_sel(take, sc, scale); \
+            best = lkv_sel(take, sc * sumlx, best); \
+        } \
+        for (int g = 0; g < 8; g++) { \
+            if (flat[g]) { \
+                memset(L + g * n, 0, (size_t)n); \
+                scale_out[g] = 0.0f; \
+                continue; \
+            } \
+            for (int i = 0; i < n; i++) L[g * n + i] = (int8_t)(Lv[i][g] + nmax); \
+            scale_out[g] = scale[g]; \
+        } \
+    }
+
+    /* make_q3_quants(n, nmax, x, L, do_rmse = 1) for 8 groups of n <= 32 values: the
+       coordinate descent runs in every lane until that lane's sweep changes nothing. */
+    #define LKG_DEFINE_Q38(NAME, ATTR) \
+    static ATTR void NAME(int n, int nmax, const float *x, int8_t *L, float *scale_out) { \
+        lkv8f xv[32], wv[32], wx[32]; \
+        lkv8i Lv[32]; \
+        const lkv8f zero = {0}; \
+        for (int i = 0; i < n; i++) \
+            for (int g = 0; g < 8; g++) xv[i][g] = x[g * n + i]; \
+        lkv8f amax = zero, mx = zero; \
+        for (int i = 0; i < n; i++) { \
+            wv[i] = xv[i] * xv[i]; \
+            wx[i] = wv[i] * xv[i]; \
+            const lkv8f ax = lkv_abs(xv[i]); \
+            const lkv8i m = ax > amax; \
+            amax = lkv_sel(m, ax, amax); \
+            mx = lkv_sel(m, xv[i], mx); \
+        } \
+        const lkv8i flat = amax < 1e-15f; \
+        const lkv8f iscale = (float)(-nmax) / mx; \
+        lkv8f sumlx = zero, suml2 = zero; \
+        for (int i = 0; i < n; i++) { \
+            Lv[i] = lkv_clamp(lkv_nearest(iscale * xv[i]), -nmax, nmax - 1); \
+            const lkv8f lf = lkv_f(Lv[i]); \
+            sumlx += wx[i] * lf; \
+            suml2 += wv[i] * lf * lf; \
+        } \
+        lkv8i active = ~flat; \
+        for (int itry = 0; itry < 5; itry++) { \
+            lkv8i changed = {0}; \
+            for (int i = 0; i < n; i++) { \
+                const lkv8f lf = lkv_f(Lv[i]); \
+                lkv8f slx = sumlx - wx[i] * lf; \
+                const lkv8i pos = active & (slx > 0.0f); \
+                if (!(pos[0] | pos[1] | pos[2] | pos[3] | pos[4] | pos[5] | pos[6] | pos[7])) \
+                    continue; \
+                lkv8f sl2 = suml2 - wv[i] * lf * lf; \
+                const lkv8i nl = lkv_clamp(lkv_nearest(xv[i] * sl2 / slx), -nmax, nmax - 1); \
+                const lkv8f nf = lkv_f(nl); \
+                slx += wx[i] * nf; \
+                sl2 += wv[i] * nf * nf; \
+                const lkv8i take = pos & (nl != Lv[i]) & (sl2 > 0.0f) \
+                                   & (slx * slx * suml2 > sumlx * sumlx * sl2); \
+                Lv[i] = lkv_seli(take, nl, Lv[i]); \
+                sumlx = lkv_sel(take, slx, sumlx); \
+                suml2 = lkv_sel(take, sl2, suml2); \
+                changed |= take; \
+            } \
+            active &= changed; \
+            if (!(active[0] | active[1] | active[2] | active[3] | active[4] | active[5] \
+                  | active[6] | active[7])) \
+                break; \
+        } \
+        for (int g = 0; g < 8; g++) { \
+            if (flat[g]) { \
+                memset(L + g * n, 0, (size_t)n); \
+                scale_out[g] = 0.0f; \
+                continue; \
+            } \
+            for (int i = 0; i < n; i++) L[g * n + i] = (int8_t)(Lv[i][g] + nmax); \
+            scale_out[g] = suml2[g] > 0.0f ? sumlx[g] / suml2[g] : 0.0f; \
+        } \
+    }
+
+    LKG_DEFINE_Q38(lkg_q3_8_generic, )
+    #if defined(LKG_HAVE_AVX2)
+    LKG_DEFINE_Q38(lkg_q3_8_avx2, LKG_AVX2)
+    #endif
+    static void lkg_q3_8(int n, int nmax, const float *x, int8_t *L, float *scale_out) {
+    #if defined(LKG_HAVE_AVX2)
+        if (lkg_simd_level(-1) == 2) { lkg_q3_8_avx2(n, nmax, x, L, scale_out); return; }
+    #endif
+        lkg_q3_8_generic(n, nmax, x, L, scale_out);
+    }
+
+    LKG_DEFINE_QX8(lkg_qx_8_generic, )
+    #if defined(LKG_HAVE_AVX2)
+    LKG_DEFINE_QX8(lkg_qx_8_avx2, LKG_AVX2)
+    #endif
+    static void lkg_qx_8(int n, int nmax, const float *x, const float *qw, int8_t *L,
+                         float *scale_out) {
+    #if defined(LKG_HAVE_AVX2)
+        if (lkg_simd_level(-1) == 2) { lkg_qx_8_avx2(n, nmax, x, qw, L, scale_out); return; }
+    #endif
+        lkg_qx_8_generic(n, nmax, x, qw, L, scale_out);
+    }
+
     LKG_DEFINE_QKX8(lkg_qkx_8_generic, )
     #if defined(LKG_HAVE_AVX2)
     LKG_DEFINE_QKX8(lkg_qkx_8_avx2, LKG_AVX2)
@@ -1183,6 +1331,13 @@ cdef extern from *:
     }
     #else
     #define LKG_HAVE_VEC 0
+    static void lkg_qx_8(int n, int nmax, const float *x, const float *qw, int8_t *L,
+                         float *scale_out) {
+        (void)n; (void)nmax; (void)x; (void)qw; (void)L; (void)scale_out;
+    }
+    static void lkg_q3_8(int n, int nmax, const float *x, int8_t *L, float *scale_out) {
+        (void)n; (void)nmax; (void)x; (void)L; (void)scale_out;
+    }
     static void lkg_qkx_8(int n, int nmax, const float *x, const float *w, uint8_t *L,
                           float *scale_out, float *min_out, float rmin, float rdelta,
                           int nstep, int use_mad, int qkx3) {
@@ -1195,6 +1350,9 @@ cdef extern from *:
     void lkg_qkx_8(int n, int nmax, const float *x, const float *w, uint8_t *L,
                    float *scale_out, float *min_out, float rmin, float rdelta,
                    int nstep, int use_mad, int qkx3) noexcept nogil
+    void lkg_qx_8(int n, int nmax, const float *x, const float *qw, int8_t *L,
+                  float *scale_out) noexcept nogil
+    void lkg_q3_8(int n, int nmax, const float *x, int8_t *L, float *scale_out) noexcept nogil
 
 
 cdef inline void qkx_groups(int ngroups, int n, int nmax, const float *x, const float *w,
@@ -1211,6 +1369,20 @@ cdef inline void qkx_groups(int ngroups, int n, int nmax, const float *x, const 
     for g in range(ngroups):
         scales[g] = make_qkx2_quants(n, nmax, x + g * n, w + g * n, L + g * n, &mins[g], Laux,
                                      rmin, rdelta, nstep, use_mad, qkx3)
+
+
+cdef inline void qx_groups(int ngroups, int n, int nmax, const float *x, const float *qw,
+                           int8_t *L, float *scales) noexcept nogil:
+    """make_qx_quants(rmse_type=1) over ``ngroups`` consecutive groups of ``n`` values."""
+    cdef int g
+    if LKG_HAVE_VEC and ngroups % 8 == 0:
+        for g in range(0, ngroups, 8):
+            lkg_qx_8(n, nmax, x + g * n, qw + g * n if qw != NULL else NULL, L + g * n,
+                     scales + g)
+        return
+    for g in range(ngroups):
+        scales[g] = make_qx_quants_rmse1(n, nmax, x + g * n, L + g * n,
+                                         qw + g * n if qw != NULL else NULL)
 
 
 cdef float make_qx_quants_rmse1(int n, int nmax, const float *x, int8_t *L,
@@ -1382,8 +1554,13 @@ cdef void q_q3_k(const float *x, uint8_t *y, Py_ssize_t nb) noexcept nogil:
         yb = y + 110 * i
         max_scale = <float>0.0
         amax = <float>0.0
+        if LKG_HAVE_VEC:
+            lkg_q3_8(16, 4, xb, L, scales)
+            lkg_q3_8(16, 4, xb + 128, L + 128, scales + 8)
+        else:
+            for j in range(16):
+                scales[j] = make_q3_quants_rmse(16, 4, xb + 16 * j, L + 16 * j)
         for j in range(16):
-            scales[j] = make_q3_quants_rmse(16, 4, xb + 16 * j, L + 16 * j)
             s = fabsf(scales[j])
             if s > amax:
                 amax = s
@@ -1572,9 +1749,8 @@ cdef void q6_k_block(const float *xb, uint8_t *yb, const float *qw) noexcept nog
     cdef int8_t L[256]
     cdef float scales[16]
     cdef float max_scale = 0, max_abs_scale = 0, a, iscale, d
+    qx_groups(16, 16, 32, xb, qw, L, scales)
     for ib in range(16):
-        scales[ib] = make_qx_quants_rmse1(16, 32, xb + 16 * ib, L + 16 * ib,
-                                          qw + 16 * ib if qw != NULL else NULL)
         a = fabsf(scales[ib])
         if a > max_abs_scale:
             max_abs_scale = a
@@ -1832,7 +2008,7 @@ cdef void qw_q2_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noe
 cdef void qw_q3_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noexcept nogil:
     cdef int8_t L[256]
     cdef float scales[16]
-    cdef float weight[16]
+    cdef float weight[256]
     cdef float sw[16]
     cdef int8_t Ls[16]
     cdef Py_ssize_t i
@@ -1844,13 +2020,13 @@ cdef void qw_q3_k(const float *x, uint8_t *y, Py_ssize_t n, const float *qw) noe
         xb = x + 256 * i
         yb = y + 110 * i
         sigma2 = <float>2.0 * block_sum_x2(xb) / <float>256.0
+        imatrix_weights(xb, qw + 256 * i, sigma2, weight, 256)
         for j in range(16):
-            imatrix_weights(xb + 16 * j, qw + 256 * i + 16 * j, sigma2, weight, 16)
             sumw = <float>0.0
             for li in range(16):
-                sumw += weight[li]
+                sumw += weight[16 * j + li]
             sw[j] = sumw
-            scales[j] = make_qx_quants_rmse1(16, 4, xb + 16 * j, L + 16 * j, weight)
+        qx_groups(16, 16, 4, xb, weight, L, scales)
         memset(yb + 96, 0, 12)
         d_block = make_qx_quants_rmse1(16, 32, scales, Ls, sw)
         for j in range(16):
