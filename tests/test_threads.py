@@ -42,7 +42,7 @@ def test_threads_with_quantize():
 def test_threads_from_environment(monkeypatch):
     x = np.zeros((1, 3, 512, 512), np.float32)  # >= 2 MiB: small outputs ignore the variable
     monkeypatch.setenv("LAYOUTKIT_NUM_THREADS", "2")
-    assert lk.Layout("NCHW4c").pack(x).shape == (1, 1, 256, 256, 4)
+    assert lk.Layout("NCHW4c").pack(x).shape == (1, 1, 512, 512, 4)
     monkeypatch.setenv("LAYOUTKIT_NUM_THREADS", "two")
     with pytest.raises(lk.LayoutError, match="LAYOUTKIT_NUM_THREADS"):
         lk.Layout("NCHW4c").pack(x)

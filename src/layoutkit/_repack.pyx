@@ -123,6 +123,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_stream_copy(char* dst, const char* src, size_t n)
     void lk_stream_fence()
     int lk_stream_native()
+    void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          int es)
     const char* lk_simd_name()
@@ -147,7 +148,7 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
     cdef Py_ssize_t i, j, i0, j0, i1, j1, m, kk
     cdef Py_ssize_t es = sizeof(elem_t)
     cdef elem_t* row
-    cdef const void* lanes[32]
+    cdef const void* lanes[64]
     cdef elem_t padbuf[TILE]
     if s1 == es:
         # Rows are contiguous on both sides.
@@ -192,7 +193,7 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
                          i1 - i0, hi - lo, <int>es)
             i0 = i1
         return
-    if s0 == es and n1 > 8 and 2 * (hi - lo) < n1:
+    if s0 == es and n1 > 64 and 2 * (hi - lo) < n1:
         # Mostly padding (e.g. 3 channels in blocks of 32): per L1 tile, fill the
         # rows with padding, then drop the few data lanes in.
         i0 = 0
@@ -214,7 +215,7 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
             m = n0 - i0 if n0 - i0 < TILE else TILE
             j0 = 0
             while j0 < n1:
-                kk = n1 - j0 if n1 - j0 < 32 else 32
+                kk = n1 - j0 if n1 - j0 < 64 else 64
                 for j in range(kk):
                     if lo <= j0 + j < hi:
                         lanes[j] = src + (j0 + j) * s1 + i0 * es
@@ -429,6 +430,115 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
 # Boxes over several levels
 # ---------------------------------------------------------------------------
 
+cdef inline Py_ssize_t abs_ssize(Py_ssize_t v) noexcept nogil:
+    return -v if v < 0 else v
+
+
+cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
+                     const Py_ssize_t* ext, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """The box of levels [lev, nlev) as interleaves of many lanes, if it has that shape.
+
+    Applies when a level L (the *row* level) is contiguous in the source and all
+    levels below it form one contiguous run of K slots in the destination: e.g.
+    HCWN4c of a batch, where each W row of the destination holds N x 4 lanes, each
+    lane a contiguous W run of some source plane. The 2-D box path would see only
+    the innermost two levels (N x 4 elements) per call. Returns False otherwise.
+    """
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t es = P.esize
+    cdef int L = -1, k, j, nord, best
+    cdef int order[MAX_LEVELS]
+    cdef Py_ssize_t K = 1, m, i0, mm, off, stride
+    cdef Py_ssize_t idx[MAX_LEVELS]
+    cdef Py_ssize_t lane_off[64]
+    cdef bint lane_pad[64]
+    cdef const void* lanes[64]
+    cdef uint64_t padbuf[TILE]
+    if P.cast_src >= 0 or nlev - lev < 3 or es > 8:
+        return False
+    k = nlev - 2
+    while k >= lev:
+        if P.ss[k] == es:
+            L = k
+            break
+        k -= 1
+    if L < 0 or L > nlev - 3 or P.ds[nlev - 1] != es:
+        return False
+    for k in range(nlev - 1, L, -1):
+        if k < nlev - 1 and P.ds[k] != ext[k + 1] * P.ds[k + 1]:
+            return False
+        K *= ext[k]
+        if K > 64:
+            return False
+    m = ext[L]
+    if P.ds[L] != K * es or m < 16:
+        return False
+    # Lane j: its source offset and whether its innermost digit is padding.
+    for k in range(L + 1, nlev):
+        idx[k] = 0
+    for j in range(K):
+        off = 0
+        for k in range(L + 1, nlev):
+            off += idx[k] * P.ss[k]
+        lane_off[j] = off
+        lane_pad[j] = not (lo <= idx[nlev - 1] < hi)
+        k = nlev - 1
+        while k > L:
+            idx[k] += 1
+            if idx[k] < ext[k]:
+                break
+            idx[k] = 0
+            k -= 1
+    fill_run(<char*>padbuf, TILE * 8 // es, P.pad, es)
+    # Boxes are independent runs of K * m destination slots, so the outer levels
+    # may be visited in any order: the one with the smallest source stride goes
+    # innermost (HCWN4c: H, not C/4), so that each lane is read as a sequential
+    # stream instead of a 56-byte piece of a far-away row per box.
+    nord = 0
+    for k in range(lev, L):
+        idx[k] = 0
+        order[nord] = k
+        nord += 1
+    best = nord - 1
+    for j in range(nord):
+        stride = abs_ssize(P.ss[order[j]])
+        if stride != 0 and (P.ss[order[best]] == 0 or stride < abs_ssize(P.ss[order[best]])):
+            best = j
+    if nord > 1 and best != nord - 1:
+        k = order[best]
+        for j in range(best, nord - 1):
+            order[j] = order[j + 1]
+        order[nord - 1] = k
+    while True:
+        if nord > 0 and idx[order[nord - 1]] + 1 < ext[order[nord - 1]]:
+            # Lanes are short and far apart: fetch the next box's while this one runs.
+            k = order[nord - 1]
+            for j in range(K):
+                if not lane_pad[j]:
+                    lk_prefetch_lane(src + P.ss[k] + lane_off[j], m * es)
+        i0 = 0
+        while i0 < m:
+            mm = m - i0 if m - i0 < TILE else TILE
+            for j in range(K):
+                lanes[j] = <const void*>padbuf if lane_pad[j] else src + lane_off[j] + i0 * es
+            lk_interleave(dst + i0 * K * es, lanes, mm, <int>K, K, <int>es)
+            i0 += mm
+        j = nord - 1
+        while j >= 0:
+            k = order[j]
+            idx[k] += 1
+            src += P.ss[k]
+            dst += P.ds[k]
+            if idx[k] < ext[k]:
+                break
+            src -= P.ss[k] * ext[k]
+            dst -= P.ds[k] * ext[k]
+            idx[k] = 0
+            j -= 1
+        if j < 0:
+            return True
+
+
 cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssize_t nfirst,
                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """Copy the box of levels [lev, nlev) (extent of ``lev`` replaced by ``nfirst``).
@@ -460,6 +570,8 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         hi = lo
     if nlev - lev == 1:
         box_out(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
+        return
+    if P.ss[nlev - 1] != es and copy_lanes(P, lev, src, dst, ext, lo, hi):
         return
     a = nlev - 2   # the two innermost levels form the 2-D box
     n0, s0, d0 = ext[a], P.ss[a], P.ds[a]

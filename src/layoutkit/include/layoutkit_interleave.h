@@ -207,14 +207,32 @@ static inline int lk_avx2(void) {
     return lk_avx2_ok;
 }
 
+static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
+                              ptrdiff_t ostride, int es);
+
 static inline void lk_interleave(void *restrict out, const void *const *lanes, ptrdiff_t m,
                                  int k, ptrdiff_t ostride, int es) {
+    int fixed = ostride == k && (k == 2 || k == 3 || k == 4 || k == 8 || k == 16);
+    if (!fixed && (es == 1 || es == 2 || es == 4 || es == 8) &&
+        lk_interleave_wide(out, lanes, m, k, ostride, es))
+        return;
 #ifdef LK_HAVE_X86_CLONES
     int level = lk_simd();
     if (level == 1) { lk_interleave_sse41(out, lanes, m, k, ostride, es); return; }
     if (level == 2) { lk_interleave_avx2(out, lanes, m, k, ostride, es); return; }
 #endif
     lk_interleave_portable(out, lanes, m, k, ostride, es);
+}
+
+/* Ask for the first `bytes` (up to 4 lines) of a lane that the next box will read. */
+static inline void lk_prefetch_lane(const char *p, ptrdiff_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (bytes > 256) bytes = 256;
+    for (ptrdiff_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+    __builtin_prefetch(p + bytes - 1);
+#else
+    (void)p; (void)bytes;
+#endif
 }
 
 /* out/orow in elements; see LK_DEFINE_DEINTERLEAVE. */
@@ -271,6 +289,29 @@ LK_TRANSPOSE_TILE(lk_tile_8, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8)
 LK_TRANSPOSE_TILE(lk_tile_16, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16)
 LK_TRANSPOSE_TILE(lk_tile_32, 4, _mm_unpacklo_epi32, _mm_unpackhi_epi32)
 LK_TRANSPOSE_TILE(lk_tile_64, 2, _mm_unpacklo_epi64, _mm_unpackhi_epi64)
+
+/* The same tiles with each lane at its own address (lanes[k] + off). */
+#define LK_TRANSPOSE_TILE_P(NAME, N, UNPLO, UNPHI)                               \
+    static inline void NAME(char *d, ptrdiff_t ds, const void *const *lanes,     \
+                            ptrdiff_t off) {                                     \
+        __m128i r[N], t[N];                                                      \
+        for (int k = 0; k < (N); k++)                                            \
+            r[k] = _mm_loadu_si128((const __m128i *)((const char *)lanes[k] + off)); \
+        for (int round = 1; round < (N); round *= 2) {                           \
+            for (int j = 0; j < (N) / 2; j++) {                                  \
+                t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                          \
+                t[2 * j + 1] = UNPHI(r[j], r[j + (N) / 2]);                      \
+            }                                                                    \
+            for (int k = 0; k < (N); k++) r[k] = t[k];                           \
+        }                                                                        \
+        for (int k = 0; k < (N); k++)                                            \
+            _mm_storeu_si128((__m128i *)(d + k * ds), r[k]);                     \
+    }
+
+LK_TRANSPOSE_TILE_P(lk_ptile_8, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8)
+LK_TRANSPOSE_TILE_P(lk_ptile_16, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16)
+LK_TRANSPOSE_TILE_P(lk_ptile_32, 4, _mm_unpacklo_epi32, _mm_unpackhi_epi32)
+LK_TRANSPOSE_TILE_P(lk_ptile_64, 2, _mm_unpacklo_epi64, _mm_unpackhi_epi64)
 #endif
 
 /* Lanes per register tile for an element size (0: no register tiles here). */
@@ -384,6 +425,43 @@ LK_DEFINE_TRANSPOSE_FULL(lk_transpose_full_avx2, __attribute__((target("avx2")))
                          lk_tile2_16, lk_tile2_32, lk_tile2_64, 2)
 #endif
 #endif
+
+/*
+ * Interleave of many lanes at arbitrary addresses (e.g. N x 4c lanes of HCWN4c
+ * with N > 1, or 32 channel lanes of which most are padding buffers): register
+ * tiles over full groups of lanes and rows, scalar copies for the edges.
+ * Returns 0 when this platform has no register tiles (the caller then uses the
+ * plain loops).
+ */
+static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
+                              ptrdiff_t ostride, int es) {
+#ifdef LK_HAVE_SSE2
+    int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
+    if (!n || k < n || m < n) return 0;
+    char *o = (char *)out;
+    ptrdiff_t orow = ostride * es;
+    /* Ragged edges: the last tile of rows (and of lanes) is moved back to end
+     * exactly at m (k), overlapping the previous one; slots written twice get the
+     * same value, and nothing outside the box is touched. */
+    for (ptrdiff_t i0 = 0; i0 < m; i0 += n) {
+        ptrdiff_t i = i0 + n <= m ? i0 : m - n;
+        for (int j0 = 0; j0 < k; j0 += n) {
+            int j = j0 + n <= k ? j0 : k - n;
+            char *d = o + i * orow + (ptrdiff_t)j * es;
+            switch (es) {
+            case 1: lk_ptile_8(d, orow, lanes + j, i); break;
+            case 2: lk_ptile_16(d, orow, lanes + j, i * 2); break;
+            case 4: lk_ptile_32(d, orow, lanes + j, i * 4); break;
+            default: lk_ptile_64(d, orow, lanes + j, i * 8); break;
+            }
+        }
+    }
+    return 1;
+#else
+    (void)out; (void)lanes; (void)m; (void)k; (void)ostride; (void)es;
+    return 0;
+#endif
+}
 
 static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restrict src,
                          ptrdiff_t slane, ptrdiff_t rows, ptrdiff_t lanes, int es) {
