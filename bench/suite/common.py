@@ -315,6 +315,9 @@ def reference(w: Workload, x: np.ndarray) -> np.ndarray:
     return lk.convert(x, w.shape, src, dst)
 
 
+SIGNED_ZERO = "signed zero only"
+
+
 def same_bytes(got: Any, want: np.ndarray) -> str | None:
     """None if ``got`` holds exactly ``want``'s bytes, else a short description."""
     got = np.ascontiguousarray(np.asarray(got))
@@ -325,9 +328,14 @@ def same_bytes(got: Any, want: np.ndarray) -> str | None:
     if a.size != b.size:
         return f"{a.size} bytes, expected {b.size}"
     bad = np.flatnonzero(a != b)
-    if bad.size:
-        return f"{bad.size} of {b.size} bytes differ (first at byte {bad[0]})"
-    return None
+    if not bad.size:
+        return None
+    if want.dtype.kind == "f":
+        g, e = got.reshape(-1), np.ascontiguousarray(want).reshape(-1)
+        diff = np.flatnonzero(g.view(f"u{g.itemsize}") != e.view(f"u{e.itemsize}"))
+        if np.all((g[diff] == 0) & (e[diff] == 0)):
+            return f"{SIGNED_ZERO}: {diff.size} of {e.size} elements are -0.0/+0.0 swapped"
+    return f"{bad.size} of {b.size} bytes differ (first at byte {bad[0]})"
 
 
 # ---------------------------------------------------------------------------
