@@ -465,7 +465,9 @@ def _body(
         assert isinstance(src, Layout) and isinstance(dst, Layout)
         _generic_body(w, fn, src, dst, shape, sdt.itemsize, ddt.itemsize)
     else:
-        CWalk(lv, w, fn, "", conv is not None).run()
+        walker = CWalk(lv, w, fn, "", conv is not None)
+        walker.tiles = fn.rsplit("__", 1)[0] + "__"
+        walker.run()
     if isinstance(dst, Pitched):
         _gap_fill(w, dst, shape, dims, ddt.itemsize)
     return w.lines
@@ -806,6 +808,8 @@ def emit_c(
             zero,
         )
     )
+    for es in sorted({sdt.itemsize, ddt.itemsize} & {1, 2}):
+        header.append(_cbits.tile_transpose(f"{fn}__", es))
     if conv is not None:  # plain moves of converted elements (scratch tiles -> dst)
         header.append(_cbits.mover(f"{fn}__", f"{fwd}r", ddt, ddt, None, 1.0, 0, pad))
         header.append(_cbits.mover(f"{fn}__", f"{bwd}r", sdt, sdt, None, 1.0, 0, zero))

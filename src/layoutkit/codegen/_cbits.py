@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FLOAT_GUARD", "float_support", "mover"]
+__all__ = ["FLOAT_GUARD", "float_support", "mover", "tile_transpose"]
 
 _CODES = {
     "float32": "F32",
@@ -192,3 +192,47 @@ def mover(
         f"{{ const {ut} u = {fn}_ld(s); memcpy(d, &u, {es}); }}"
     )
     return "\n".join(out) + "\n"
+
+
+_MASKS = {4: 0x00000000FFFFFFFF, 2: 0x0000FFFF0000FFFF, 1: 0x00FF00FF00FF00FF}
+
+
+def tile_transpose(p: str, es: int) -> str:
+    """``{p}_tile{es}(s, slane, d, drow)``: a (8/es) x (8/es) tile transpose through uint64
+    words: lane j (8 bytes at s + j*slane) becomes column j of the rows at d + i*drow.
+
+    A swap network of shifts and masks (log2(8/es) rounds), which plain C compilers
+    keep in registers; big-endian targets take the element loop.
+    """
+    n = 8 // es
+    lines = [
+        f"static inline void {p}_tile{es}(const unsigned char *s, size_t slane, "
+        "unsigned char *d, size_t drow) {",
+        "#if LAYOUTKIT_BIG_ENDIAN",
+        f"    for (size_t i = 0; i < {n}; i++)",
+        f"        for (size_t j = 0; j < {n}; j++) memcpy(d + i * drow + j * {es}, "
+        f"s + j * slane + i * {es}, {es});",
+        "#else",
+        f"    uint64_t x[{n}];",
+        f"    for (size_t j = 0; j < {n}; j++) memcpy(&x[j], s + j * slane, 8);",
+    ]
+    b = 4
+    while b >= es:
+        m = b // es
+        lo = _MASKS[b]
+        hi = (~lo) & 0xFFFFFFFFFFFFFFFF
+        for k in range(n):
+            if k & m:
+                continue
+            lines.append(
+                f"    {{ const uint64_t a = x[{k}], c = x[{k + m}]; "
+                f"x[{k}] = (a & {lo:#x}ull) | ((c << {8 * b}) & {hi:#x}ull); "
+                f"x[{k + m}] = ((a >> {8 * b}) & {lo:#x}ull) | (c & {hi:#x}ull); }}"
+            )
+        b //= 2
+    lines += [
+        f"    for (size_t i = 0; i < {n}; i++) memcpy(d + i * drow, &x[i], 8);",
+        "#endif",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -129,6 +129,7 @@ class CWalk:
 
     def __init__(self, lv: Levels, w: Writer, prefix: str, pad: str, cast: bool) -> None:
         self.raw = prefix + "r"  # helpers that move destination elements unchanged
+        self.tiles: str | None = None  # prefix of the header's tile-transpose helpers
         self.lv = lv
         self.w = w
         self.p = prefix
@@ -591,7 +592,8 @@ class CWalk:
             self.deinterleave(s, d, n0, n1, s1, lo, hi)
             return
         es, w = self.es, self.w
-        tb = TBLOCK.get(es, 8)
+        word = es in (1, 2) and not self.cast and self.tiles is not None
+        tb = 8 // es if word else TBLOCK.get(es, 8)
         full0 = n0 - n0 % tb
         full1 = lo + (hi - lo) - (hi - lo) % tb
 
@@ -606,7 +608,21 @@ class CWalk:
             if full1 > lo:
                 jb = w.var("jb")
                 w.open(f"for (size_t {jb} = {lo}; {jb} < {full1}; {jb} += {tb})")
-                self._tile(s, d, i_lo, count, jb, tb, n1, s1)
+                if word and count == tb:
+                    sp = s.plus(var=jb, coef=s1)
+                    sp = sp.plus(var=i_lo, coef=es) if isinstance(i_lo, str) else sp.plus(i_lo * es)
+                    dp = d.plus(var=jb, coef=es)
+                    dp = (
+                        dp.plus(var=i_lo, coef=n1 * es)
+                        if isinstance(i_lo, str)
+                        else dp.plus(i_lo * n1 * es)
+                    )
+                    w.line(
+                        f"{self.tiles}_tile{es}({sp.render(self.sname)}, {s1}, "
+                        f"{dp.render('d')}, {n1 * es});"
+                    )
+                else:
+                    self._tile(s, d, i_lo, count, jb, tb, n1, s1)
                 w.close()
             if full1 < hi:
                 self._tile(s, d, i_lo, count, full1, hi - full1, n1, s1)
