@@ -94,6 +94,7 @@ def test_streamed_stores_match(store_mode, tag, c, dtype):
     layout = lk.Layout(tag, dims="NCHW")
     packed = layout.pack(x)
     assert packed.tobytes() == ref_pack(x, tag, dims="NCHW").tobytes()
+    assert layout.unpack(packed, shape).tobytes() == x.tobytes()
     nhwc = lk.Layout("NHWC", dims="NCHW")
     back = lk.convert(packed, shape, layout, nhwc)
     assert back.tobytes() == ref_pack(x, "NHWC", dims="NCHW").tobytes()

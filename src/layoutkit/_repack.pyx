@@ -125,7 +125,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     int lk_stream_native()
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
-                         int es)
+                         Py_ssize_t istride, int es)
     const char* lk_simd_name()
 
 
@@ -160,9 +160,9 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
             for j in range(hi, n1):
                 row[j] = pv
         return
-    if s0 == es and s1 == n0 * es and n0 <= 8:
-        # Channel de-interleave (NHWC -> NCHW with few channels): each output row
-        # is one channel, gathered from the packed source with shuffles.
+    if s0 == es and n0 * es <= s1 <= 8 * es and s1 % es == 0 and n0 <= 8:
+        # Channel de-interleave (NHWC -> NCHW or HCWN4c -> NCHW with few channels):
+        # each output row is one channel, gathered from the packed source.
         if lo > 0 or hi < n1:
             for i in range(n0):
                 row = o + i * n1
@@ -171,7 +171,7 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
                 for j in range(hi, n1):
                     row[j] = pv
         if hi > lo:
-            lk_deinterleave(o + lo, n1, src + lo * s1, hi - lo, <int>n0, <int>es)
+            lk_deinterleave(o + lo, n1, src + lo * s1, hi - lo, <int>n0, s1 // es, <int>es)
         return
     if s0 == es and n1 >= 16 and lk_tile_lanes(<int>es) and hi - lo >= lk_tile_lanes(<int>es):
         # Wide interleave: register-tile transposes, 64 rows at a time with
@@ -342,7 +342,7 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
         # an L1 scratch buffer of the destination type, then interleave it with
         # the same kernels as a plain repack.
         tile = 65536 // (n1 * es)
-        tile = 256 if tile > 256 else (8 if tile < 8 else tile)
+        tile = 1024 if tile > 1024 else (8 if tile < 8 else tile)
         tmp = <char*>malloc(tile * n1 * es)
         if tmp != NULL:
             i0 = 0
@@ -539,6 +539,56 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             return True
 
 
+cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
+                         const Py_ssize_t* ext) noexcept nogil:
+    """A box with an element conversion, contiguous in the destination, no padding.
+
+    Rows this short (e.g. HCWN8c -> NCHW of 7x7 planes) would cost one conversion
+    call per few elements; instead, pieces of ~8 KiB are repacked unconverted into
+    an L1 buffer in destination order, then converted in one contiguous run.
+    """
+    cdef Plan Q = P[0]
+    cdef int nlev = P.nlev
+    cdef int k, top
+    cdef Py_ssize_t ses = P.src_esize
+    cdef Py_ssize_t chunk, t, c, n_in_box, n, s_off, d_off
+    cdef int64_t ds2[MAX_LEVELS]
+    cdef uint64_t buf_mem[STAGE_WORDS]
+    cdef char* buf = <char*>buf_mem
+    # The same levels, written densely in source-sized elements.
+    ds2[nlev - 1] = ses
+    for k in range(nlev - 2, -1, -1):
+        ds2[k] = ds2[k + 1] * P.ext[k + 1]
+    Q.ds = ds2
+    Q.esize = ses
+    Q.cast_src = -1
+    Q.stream = 0
+    # Split at the first level whose digits are at most 8 KiB each.
+    top = lev
+    while top < nlev - 1 and ds2[top] > STAGE:
+        top += 1
+    n_in_box = 1
+    for k in range(lev, top):
+        n_in_box *= ext[k]
+    for t in range(n_in_box):
+        # Position of box t over levels [lev, top): offsets on both sides.
+        c = t
+        s_off = 0
+        d_off = 0
+        for k in range(top - 1, lev - 1, -1):
+            s_off += (c % ext[k]) * P.ss[k]
+            d_off += (c % ext[k]) * P.ds[k]
+            c //= ext[k]
+        chunk = STAGE // ds2[top] if ds2[top] <= STAGE else 1
+        c = 0
+        while c < ext[top]:
+            n = ext[top] - c if ext[top] - c < chunk else chunk
+            copy_levels(&Q, top, src + s_off + c * P.ss[top], buf, n, 0, ALL_LANES)
+            lk_cast(dst + d_off + c * P.ds[top], buf, n * (ds2[top] // ses), ses,
+                    P.cast_src, P.cast_dst, P.scale, P.zero_point)
+            c += n
+
+
 cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssize_t nfirst,
                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """Copy the box of levels [lev, nlev) (extent of ``lev`` replaced by ``nfirst``).
@@ -568,6 +618,10 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         lo = ext[nlev - 1]
     if hi < lo:
         hi = lo
+    if (P.cast_src >= 0 and nlev - lev >= 2 and P.dcontig[lev] and lo == 0
+            and hi == ext[nlev - 1] and ext[nlev - 1] < 256):
+        copy_then_cast(P, lev, src, dst, ext)
+        return
     if nlev - lev == 1:
         box_out(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
         return

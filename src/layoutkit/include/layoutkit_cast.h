@@ -188,6 +188,16 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
     const __m256 half = _mm256_set1_ps(0.5f), tol = _mm256_set1_ps(4.76837158e-07f); /* 2^-21 */
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    /* A power-of-two scale (whose reciprocal, checked above, is a normal float):
+     * x * inv and x / scale are the same real number, so both correctly rounded
+     * results are equal (subnormal and overflowing ones included); no step needs
+     * checking. */
+    int exact = 0;
+    {
+        int e;
+        float m = frexpf(scale, &e);
+        exact = m == 0.5f && scale > 0.0f;
+    }
     ptrdiff_t i = 0;
     for (; i + 32 <= n; i += 32) {
         __m256 v[4], r[4];
@@ -195,9 +205,13 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
         for (int k = 0; k < 4; k++) {
             v[k] = _mm256_mul_ps(_mm256_loadu_ps(src + i + 8 * k), vinv);
             r[k] = _mm256_round_ps(v[k], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            __m256 dist = _mm256_sub_ps(half, _mm256_and_ps(_mm256_sub_ps(v[k], r[k]), absmask));
-            near = _mm256_or_ps(near, _mm256_cmp_ps(dist, _mm256_mul_ps(_mm256_and_ps(v[k], absmask), tol),
-                                                    _CMP_LE_OQ));
+        }
+        if (!exact) {
+            for (int k = 0; k < 4; k++) {
+                __m256 dist = _mm256_sub_ps(half, _mm256_and_ps(_mm256_sub_ps(v[k], r[k]), absmask));
+                near = _mm256_or_ps(near, _mm256_cmp_ps(dist, _mm256_mul_ps(_mm256_and_ps(v[k], absmask), tol),
+                                                        _CMP_LE_OQ));
+            }
         }
         if (_mm256_movemask_ps(near)) {
             for (int k = 0; k < 4; k++) {

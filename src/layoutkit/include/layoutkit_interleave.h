@@ -78,7 +78,7 @@ LK_DEFINE_INTERLEAVE(lk_interleave_avx2, __attribute__((target("avx2"))))
 /*
  * The inverse, a channel de-interleave (NHWC -> NCHW with few channels):
  *
- *   out[j*orow + i] = in[i*k + j]      for i < m, j < k
+ *   out[j*orow + i] = in[i*istride + j]      for i < m, j < k <= istride
  *
  * With a compile-time k the compiler turns the k strided loads into shuffles of
  * whole vectors (load-lanes) and each output row is written as one stream.
@@ -92,18 +92,20 @@ LK_DEFINE_INTERLEAVE(lk_interleave_avx2, __attribute__((target("avx2"))))
             for (int j_ = 0; j_ < (K); j_++) o_[j_][i_] = in_[i_ * (K) + j_]; \
     } while (0)
 
-#define LK_DI_LOOP3(T)                                                     \
+/* IS: elements between pixels in the source (3 channels of 4-lane blocks: 4). */
+#define LK_DI_LOOP3S(T, IS)                                                \
     do {                                                                   \
         const T *restrict in_ = (const T *)in;                             \
         T *restrict a_ = (T *)out;                                         \
         T *restrict b_ = (T *)out + orow;                                  \
         T *restrict c_ = (T *)out + 2 * orow;                              \
         for (ptrdiff_t i_ = 0; i_ < m; i_++) {                             \
-            a_[i_] = in_[3 * i_];                                          \
-            b_[i_] = in_[3 * i_ + 1];                                      \
-            c_[i_] = in_[3 * i_ + 2];                                      \
+            a_[i_] = in_[(IS) * i_];                                       \
+            b_[i_] = in_[(IS) * i_ + 1];                                   \
+            c_[i_] = in_[(IS) * i_ + 2];                                   \
         }                                                                  \
     } while (0)
+#define LK_DI_LOOP3(T) LK_DI_LOOP3S(T, 3)
 
 #define LK_DI_LOOP2(T)                                                     \
     do {                                                                   \
@@ -132,6 +134,15 @@ LK_DEFINE_INTERLEAVE(lk_interleave_avx2, __attribute__((target("avx2"))))
     } while (0)
 
 #define LK_DI_SWITCH_K(T)                                                  \
+    if (istride != k) {                                                    \
+        const T *in_ = (const T *)in;                                      \
+        if (k == 3 && istride == 4) { LK_DI_LOOP3S(T, 4); return; }        \
+        for (int j_ = 0; j_ < k; j_++) {                                   \
+            T *o_ = (T *)out + j_ * orow;                                  \
+            for (ptrdiff_t i_ = 0; i_ < m; i_++) o_[i_] = in_[i_ * istride + j_]; \
+        }                                                                  \
+        return;                                                            \
+    }                                                                      \
     switch (k) {                                                           \
     case 2: LK_DI_LOOP2(T); return;                                        \
     case 3: LK_DI_LOOP3(T); return;                                        \
@@ -149,7 +160,8 @@ LK_DEFINE_INTERLEAVE(lk_interleave_avx2, __attribute__((target("avx2"))))
 
 #define LK_DEFINE_DEINTERLEAVE(NAME, ATTR)                                 \
     ATTR static void NAME(void *restrict out, ptrdiff_t orow,              \
-                          const void *restrict in, ptrdiff_t m, int k, int es) { \
+                          const void *restrict in, ptrdiff_t m, int k,     \
+                          ptrdiff_t istride, int es) {                     \
         switch (es) {                                                      \
         case 1: LK_DI_SWITCH_K(uint8_t)                                    \
         case 2: LK_DI_SWITCH_K(uint16_t)                                   \
@@ -159,7 +171,7 @@ LK_DEFINE_INTERLEAVE(lk_interleave_avx2, __attribute__((target("avx2"))))
             for (int j_ = 0; j_ < k; j_++)                                 \
                 for (ptrdiff_t i_ = 0; i_ < m; i_++)                       \
                     memcpy((char *)out + (j_ * orow + i_) * es,            \
-                           (const char *)in + (i_ * k + j_) * es, (size_t)es); \
+                           (const char *)in + (i_ * istride + j_) * es, (size_t)es); \
         }                                                                  \
     }
 
@@ -237,13 +249,13 @@ static inline void lk_prefetch_lane(const char *p, ptrdiff_t bytes) {
 
 /* out/orow in elements; see LK_DEFINE_DEINTERLEAVE. */
 static inline void lk_deinterleave(void *restrict out, ptrdiff_t orow, const void *restrict in,
-                                   ptrdiff_t m, int k, int es) {
+                                   ptrdiff_t m, int k, ptrdiff_t istride, int es) {
 #ifdef LK_HAVE_X86_CLONES
     /* Unlike interleaves, de-interleaves gain from AVX2 (measured 15-35%). */
-    if (lk_simd() != 0 && lk_avx2()) { lk_deinterleave_avx2(out, orow, in, m, k, es); return; }
-    if (lk_simd() != 0) { lk_deinterleave_sse41(out, orow, in, m, k, es); return; }
+    if (lk_simd() != 0 && lk_avx2()) { lk_deinterleave_avx2(out, orow, in, m, k, istride, es); return; }
+    if (lk_simd() != 0) { lk_deinterleave_sse41(out, orow, in, m, k, istride, es); return; }
 #endif
-    lk_deinterleave_portable(out, orow, in, m, k, es);
+    lk_deinterleave_portable(out, orow, in, m, k, istride, es);
 }
 
 static inline const char *lk_simd_name(void) {
