@@ -2468,75 +2468,118 @@ cdef inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) n
         m[0] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4)
 
 
+cdef extern from *:
+    """
+    static inline float lkg_fp16_to_fp32_any(uint16_t h) {   /* as fp16_to_fp32 below */
+        const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+        uint32_t u;
+        float f;
+        if (e == 0) {
+            f = (float)m * 5.9604644775390625e-08f;
+            memcpy(&u, &f, 4);
+            u |= sign;
+        } else if (e == 31) {
+            u = sign | 0x7F800000u | (m ? (0x00400000u | (m << 13)) : 0u);
+        } else {
+            u = sign | ((e + 112u) << 23) | (m << 13);
+        }
+        memcpy(&f, &u, 4);
+        return f;
+    }
+
+    /* dequantize_row_q5_K's loops in C with restrict pointers (no aliasing between
+       the codes and the floats), so that the compiler vectorises them; one fp32
+       multiply and one subtract per value, as in ggml. */
+    #define LKG_DEFINE_DQ5K(NAME, ATTR) \
+    static ATTR void NAME(const uint8_t *__restrict x, float *__restrict y, Py_ssize_t nb) { \
+        for (Py_ssize_t i = 0; i < nb; i++) { \
+            const uint8_t *__restrict xb = x + 176 * i; \
+            float *__restrict yb = y + 256 * i; \
+            const float d = lkg_fp16_to_fp32_any((uint16_t)(xb[0] | (xb[1] << 8))); \
+            const float mn = lkg_fp16_to_fp32_any((uint16_t)(xb[2] | (xb[3] << 8))); \
+            const uint8_t *sc = xb + 4, *qh = xb + 16, *ql = xb + 48; \
+            for (int j = 0; j < 4; j++) { \
+                uint8_t s1, m1, s2, m2; \
+                const int is = 2 * j; \
+                if (is < 4) { s1 = sc[is] & 63; m1 = sc[is + 4] & 63; } \
+                else { s1 = (sc[is + 4] & 0xF) | ((sc[is - 4] >> 6) << 4); \
+                       m1 = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4); } \
+                if (is + 1 < 4) { s2 = sc[is + 1] & 63; m2 = sc[is + 5] & 63; } \
+                else { s2 = (sc[is + 5] & 0xF) | ((sc[is - 3] >> 6) << 4); \
+                       m2 = (sc[is + 5] >> 4) | ((sc[is + 1] >> 6) << 4); } \
+                const float d1 = d * s1, mm1 = mn * m1, d2 = d * s2, mm2 = mn * m2; \
+                const uint8_t u1 = (uint8_t)(1u << (2 * j)), u2 = (uint8_t)(2u << (2 * j)); \
+                for (int l = 0; l < 32; l++) \
+                    yb[l] = d1 * (float)((ql[l] & 0xF) + ((qh[l] & u1) ? 16 : 0)) - mm1; \
+                for (int l = 0; l < 32; l++) \
+                    yb[32 + l] = d2 * (float)((ql[l] >> 4) + ((qh[l] & u2) ? 16 : 0)) - mm2; \
+                yb += 64; \
+                ql += 32; \
+            } \
+        } \
+    }
+
+    /* dequantize_row_q4_K, the same way */
+    #define LKG_DEFINE_DQ4K(NAME, ATTR) \
+    static ATTR void NAME(const uint8_t *__restrict x, float *__restrict y, Py_ssize_t nb) { \
+        for (Py_ssize_t i = 0; i < nb; i++) { \
+            const uint8_t *__restrict xb = x + 144 * i; \
+            float *__restrict yb = y + 256 * i; \
+            const float d = lkg_fp16_to_fp32_any((uint16_t)(xb[0] | (xb[1] << 8))); \
+            const float mn = lkg_fp16_to_fp32_any((uint16_t)(xb[2] | (xb[3] << 8))); \
+            const uint8_t *sc = xb + 4, *q = xb + 16; \
+            for (int j = 0; j < 4; j++) { \
+                uint8_t s1, m1, s2, m2; \
+                const int is = 2 * j; \
+                if (is < 4) { s1 = sc[is] & 63; m1 = sc[is + 4] & 63; } \
+                else { s1 = (sc[is + 4] & 0xF) | ((sc[is - 4] >> 6) << 4); \
+                       m1 = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4); } \
+                if (is + 1 < 4) { s2 = sc[is + 1] & 63; m2 = sc[is + 5] & 63; } \
+                else { s2 = (sc[is + 5] & 0xF) | ((sc[is - 3] >> 6) << 4); \
+                       m2 = (sc[is + 5] >> 4) | ((sc[is + 1] >> 6) << 4); } \
+                const float d1 = d * s1, mm1 = mn * m1, d2 = d * s2, mm2 = mn * m2; \
+                for (int l = 0; l < 32; l++) yb[l] = d1 * (float)(q[l] & 0xF) - mm1; \
+                for (int l = 0; l < 32; l++) yb[32 + l] = d2 * (float)(q[l] >> 4) - mm2; \
+                yb += 64; \
+                q += 32; \
+            } \
+        } \
+    }
+
+    LKG_DEFINE_DQ4K(lkg_dq_q4_k_generic, )
+    #if defined(LKG_HAVE_AVX2)
+    LKG_DEFINE_DQ4K(lkg_dq_q4_k_avx2, LKG_AVX2)
+    #endif
+    static void lkg_dq_q4_k(const uint8_t *x, float *y, Py_ssize_t nb) {
+    #if defined(LKG_HAVE_AVX2)
+        if (lkg_simd_level(-1) == 2) { lkg_dq_q4_k_avx2(x, y, nb); return; }
+    #endif
+        lkg_dq_q4_k_generic(x, y, nb);
+    }
+
+    LKG_DEFINE_DQ5K(lkg_dq_q5_k_generic, )
+    #if defined(LKG_HAVE_AVX2)
+    LKG_DEFINE_DQ5K(lkg_dq_q5_k_avx2, LKG_AVX2)
+    #endif
+    static void lkg_dq_q5_k(const uint8_t *x, float *y, Py_ssize_t nb) {
+    #if defined(LKG_HAVE_AVX2)
+        if (lkg_simd_level(-1) == 2) { lkg_dq_q5_k_avx2(x, y, nb); return; }
+    #endif
+        lkg_dq_q5_k_generic(x, y, nb);
+    }
+    """
+    void lkg_dq_q5_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil
+    void lkg_dq_q4_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil
+
+
 cdef void dq_q4_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
     # block_q4_K: d, dmin, scales[12], qs[128]
-    cdef Py_ssize_t i
-    cdef int _j, li, isc
-    cdef const uint8_t *xb
-    cdef const uint8_t *q
-    cdef float *yb
-    cdef float d, mn, d1, m1, d2, m2, t
-    cdef uint8_t sc, m
-    for i in range(nb):
-        xb = x + 144 * i
-        yb = y + 256 * i
-        d = rd_half(xb)
-        mn = rd_half(xb + 2)
-        q = xb + 16
-        isc = 0
-        for _j in range(4):
-            scale_min_k4(isc, xb + 4, &sc, &m)
-            d1 = d * <float>sc
-            m1 = mn * <float>m
-            scale_min_k4(isc + 1, xb + 4, &sc, &m)
-            d2 = d * <float>sc
-            m2 = mn * <float>m
-            for li in range(32):
-                t = d1 * <float>(q[li] & 0xF)
-                yb[li] = t - m1
-            for li in range(32):
-                t = d2 * <float>(q[li] >> 4)
-                yb[32 + li] = t - m2
-            yb += 64
-            q += 32
-            isc += 2
+    lkg_dq_q4_k(x, y, nb)
 
 
 cdef void dq_q5_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
     # block_q5_K: d, dmin, scales[12], qh[32], qs[128]
-    cdef Py_ssize_t i
-    cdef int _j, li, isc
-    cdef const uint8_t *xb
-    cdef const uint8_t *ql
-    cdef const uint8_t *qh
-    cdef float *yb
-    cdef float d, mn, d1, m1, d2, m2, t
-    cdef uint8_t sc, m
-    for i in range(nb):
-        xb = x + 176 * i
-        yb = y + 256 * i
-        d = rd_half(xb)
-        mn = rd_half(xb + 2)
-        qh = xb + 16
-        ql = xb + 48
-        isc = 0
-        for _j in range(4):
-            scale_min_k4(isc, xb + 4, &sc, &m)
-            d1 = d * <float>sc
-            m1 = mn * <float>m
-            scale_min_k4(isc + 1, xb + 4, &sc, &m)
-            d2 = d * <float>sc
-            m2 = mn * <float>m
-            # the high bit of element li is bit 2*_j (first half) / 2*_j+1 of qh[li]
-            for li in range(32):
-                t = d1 * <float>((ql[li] & 0xF) | (((qh[li] >> (2 * _j)) & 1) << 4))
-                yb[li] = t - m1
-            for li in range(32):
-                t = d2 * <float>((ql[li] >> 4) | (((qh[li] >> (2 * _j + 1)) & 1) << 4))
-                yb[32 + li] = t - m2
-            yb += 64
-            ql += 32
-            isc += 2
+    lkg_dq_q5_k(x, y, nb)
 
 
 cdef void dq_q6_k(const uint8_t *x, float *y, Py_ssize_t nb) noexcept nogil:
