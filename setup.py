@@ -39,7 +39,7 @@ extensions = [
         include_dirs=["src/layoutkit/include", numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for pyx in sorted(glob("src/layoutkit/_*.pyx"))
+    for pyx in sorted(glob("src/layoutkit/*.pyx"))
 ]
 
 setup(

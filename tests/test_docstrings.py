@@ -14,6 +14,8 @@ MODULES = [
     "layoutkit.tensorrt",
     "layoutkit.larod",
     "layoutkit.vitis",
+    "layoutkit.kernels",
+    "layoutkit.codegen",
 ]
 
 

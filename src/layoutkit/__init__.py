@@ -13,8 +13,20 @@ from .layout import Layout
 __version__ = "0.1.0"
 
 # The system adapters build on the core names above.
-from . import ggml, htp, larod, tensorrt, vitis
+from . import ggml, htp, kernels, larod, tensorrt, vitis
 from .codegen import emit_c
+
+
+def get_include() -> str:
+    """The directory to put on Cython's include path for ``cimport layoutkit.kernels``.
+
+    It holds the ``layoutkit`` package (``layoutkit/kernels.pxd``); the C headers
+    the kernels use are in ``layoutkit/include`` below it.
+    """
+    import os
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 __all__ = [
     "Layout",
@@ -22,8 +34,10 @@ __all__ = [
     "__version__",
     "convert",
     "emit_c",
+    "get_include",
     "ggml",
     "htp",
+    "kernels",
     "larod",
     "tensorrt",
     "vitis",

@@ -538,6 +538,25 @@ def unpack(
     return _execute(arr, layout, None, sh, sh, pad, out, conv, threads)
 
 
+def _layout_pair(src: Any, dst: Any) -> tuple[Layout, Layout]:
+    """``convert``'s src/dst arguments as two Layouts over the same dims."""
+    if isinstance(src, Layout) and isinstance(dst, str):
+        dst_l = as_layout(dst, "dst", dims=src.dims)
+        src_l = src
+    elif isinstance(dst, Layout) and isinstance(src, str):
+        src_l = as_layout(src, "src", dims=dst.dims)
+        dst_l = dst
+    else:
+        src_l = as_layout(src, "src")
+        dst_l = as_layout(dst, "dst")
+    if src_l.dims != dst_l.dims:
+        raise LayoutError(
+            f"src {src_l} has dims {src_l.dims!r} but dst {dst_l} has dims {dst_l.dims!r}; "
+            f"pass Layout objects over the same dims, e.g. lk.Layout({str(dst_l)!r}, dims={src_l.dims!r})"
+        )
+    return src_l, dst_l
+
+
 def convert(
     buf: Any,
     shape: Any,
@@ -600,20 +619,7 @@ def convert(
     >>> lk.convert(f, f.shape, "NCHW", "NCHW4c", dtype=np.int8, scale=0.5).ravel().tolist()
     [1, -3, 5, 0]
     """
-    if isinstance(src, Layout) and isinstance(dst, str):
-        dst_l = as_layout(dst, "dst", dims=src.dims)
-        src_l = src
-    elif isinstance(dst, Layout) and isinstance(src, str):
-        src_l = as_layout(src, "src", dims=dst.dims)
-        dst_l = dst
-    else:
-        src_l = as_layout(src, "src")
-        dst_l = as_layout(dst, "dst")
-    if src_l.dims != dst_l.dims:
-        raise LayoutError(
-            f"src {src_l} has dims {src_l.dims!r} but dst {dst_l} has dims {dst_l.dims!r}; "
-            f"pass Layout objects over the same dims, e.g. lk.Layout({str(dst_l)!r}, dims={src_l.dims!r})"
-        )
+    src_l, dst_l = _layout_pair(src, dst)
     sh = src_l.check_shape(shape)
     arr = _layout_buffer(buf, src_l, sh, "src layout")
     conv = conversion(arr.dtype, dtype, scale, zero_point)

@@ -13,6 +13,8 @@ can never read or write out of bounds.
 from libc.math cimport fabsf, floorf, ldexpf, log2f, sqrtf
 from libc.stdint cimport int8_t, int32_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy, memset
+from libc.stdlib cimport free, malloc
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 
 # ---------------------------------------------------------------------------
 # type ids (ggml enum ggml_type)
@@ -3240,6 +3242,24 @@ def dequantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
         return
     with nogil:
         fn(&q[0], &out[0], nb)
+
+
+cdef void _free_row_kernels(object capsule) noexcept:
+    free(PyCapsule_GetPointer(capsule, b"layoutkit.ggml_row_kernels"))
+
+
+def row_kernels_capsule(int type_id):
+    """The type's C kernels for ``layoutkit.kernels``: a PyCapsule named
+    ``"layoutkit.ggml_row_kernels"`` holding three function pointers, each NULL
+    when absent: quantize ``nb`` blocks, dequantize ``nb`` blocks, and quantize one
+    row of ``n`` values with importance weights."""
+    cdef void** fns = <void**>malloc(3 * sizeof(void*))
+    if fns == NULL:
+        raise MemoryError()
+    fns[0] = <void*>_quant_fn(type_id)
+    fns[1] = <void*>_dequant_fn(type_id)
+    fns[2] = <void*>_row_fn(type_id)
+    return PyCapsule_New(<void*>fns, b"layoutkit.ggml_row_kernels", _free_row_kernels)
 
 
 def fp32_to_fp16_bits(const float[::1] x, uint16_t[::1] out):

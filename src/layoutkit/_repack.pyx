@@ -16,6 +16,7 @@ memcpy), so every numpy dtype, structured ones included, is supported.
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
+from cpython.pycapsule cimport PyCapsule_New
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 cimport numpy as cnp
@@ -898,7 +899,9 @@ cdef class RepackPlan:
         if pad.nbytes < self.esize:
             raise ValueError("pad pattern is shorter than one element")
         n0 = self.ext[0] if self.nlev else 1
-        if threads <= 1 or self.nlev < 2 or n0 < 2:
+        # Fewer outer digits than two per thread would leave threads idle or
+        # splitting one interleaved stream (e.g. 3 channel planes): one thread.
+        if threads <= 1 or self.nlev < 2 or n0 < 2 * threads:
             self._run_slice(src, dst, pad, 0, n0)
             return
         slices = min(n0, threads * 4)
@@ -927,6 +930,56 @@ cdef class RepackPlan:
             walk(&P, 0, t_lo, t_hi, s, o, rng, False)
             if P.stream:
                 lk_stream_fence()
+
+
+cdef struct PlanRun:
+    Plan P
+    const int64_t* rng
+    Py_ssize_t src_base
+    Py_ssize_t dst_base
+
+
+cdef void run_plan_c(const void* impl, const char* src, char* dst) noexcept nogil:
+    """Run a whole plan on one thread: the C entry point of ``layoutkit.kernels``."""
+    cdef const PlanRun* R = <const PlanRun*>impl
+    cdef Plan P = R.P
+    walk(&P, 0, 0, P.ext[0] if P.nlev else 1, src + R.src_base, dst + R.dst_base, R.rng, False)
+    if P.stream:
+        lk_stream_fence()
+
+
+cdef class CPlan:
+    """A plan bound to its padding pattern, for C callers (``layoutkit.kernels``).
+
+    ``capsule()`` returns a PyCapsule named ``"layoutkit.repack_run"`` whose
+    pointer is ``{void (*run)(const void*, const char*, char*), const void* impl}``;
+    the CPlan must stay alive while the pointer is used.
+    """
+
+    cdef PlanRun run_state
+    cdef void* entry[2]
+    cdef readonly RepackPlan plan
+    cdef readonly object pad
+
+    def __init__(self, RepackPlan plan not None, cnp.ndarray pad not None):
+        if pad.nbytes < plan.esize or not pad.flags.c_contiguous:
+            raise ValueError("pad must be a contiguous pattern of at least one element")
+        self.plan = plan
+        self.pad = pad.copy()
+        self.pad.setflags(write=False)
+        self.run_state.P = plan.base
+        self.run_state.P.pad = <const uint8_t*>cnp.PyArray_DATA(self.pad)
+        self.run_state.P.stream = 1 if (
+            lk_stream_native() != 0 and stream_min_bytes > 0
+            and plan.base.below[0] * (plan.esize + plan.src_esize) >= stream_min_bytes) else 0
+        self.run_state.rng = <const int64_t*>cnp.PyArray_DATA(plan.ranges)
+        self.run_state.src_base = plan.src_base
+        self.run_state.dst_base = plan.dst_base
+        self.entry[0] = <void*>run_plan_c
+        self.entry[1] = <void*>&self.run_state
+
+    def capsule(self):
+        return PyCapsule_New(<void*>self.entry, b"layoutkit.repack_run", NULL)
 
 
 _POOL = None
