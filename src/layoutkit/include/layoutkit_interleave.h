@@ -393,38 +393,56 @@ LK_TRANSPOSE_TILE2(lk_tile2_64, 2, _mm256_unpacklo_epi64, _mm256_unpackhi_epi64)
         ptrdiff_t group = 64 / es;                                               \
         ptrdiff_t line_rows = 64 / es;                                           \
         char stage[16 * 64];                                                     \
+        /* Destination rows far apart (a plane each, NHWC -> NCHW of many      \
+         * channels) share L1 sets, so lines written 16 bytes at a time are    \
+         * evicted before they are complete: build one line of each row of the \
+         * block here, then copy the lines out whole. */                       \
+        char ostage[128 * 64];                                                   \
+        int stage_out = drow >= 1024;                                            \
         if (block < 4 * step) block = 4 * step;                                  \
+        if (stage_out) block = 128;                                              \
         if (group < n) group = n;                                                \
         for (ptrdiff_t i = 0; i < full_rows; i += block) {                       \
             ptrdiff_t iend = i + block < full_rows ? i + block : full_rows;      \
             for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {               \
                 ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes; \
+                ptrdiff_t dd = stage_out ? 64 : drow;                            \
                 for (ptrdiff_t j = jg; j < jend; j += n) {                       \
+                    char *dbase = stage_out ? ostage - i * 64 + (j - jg) * es    \
+                                            : dst + j * es;                      \
                     ptrdiff_t ii = i;                                            \
                     for (; ii + line_rows <= iend; ii += line_rows) {            \
                         for (int k = 0; k < n; k++)                              \
                             memcpy(stage + k * 64, src + (j + k) * slane + ii * es, 64); \
                         for (ptrdiff_t r = 0; r < line_rows; r += step) {        \
-                            char *d = dst + (ii + r) * drow + j * es;            \
+                            char *d = dbase + (ii + r) * dd;                     \
                             const char *s = stage + r * es;                      \
                             switch (es) {                                        \
-                            case 1: T8(d, drow, s, 64); break;                   \
-                            case 2: T16(d, drow, s, 64); break;                  \
-                            case 4: T32(d, drow, s, 64); break;                  \
-                            default: T64(d, drow, s, 64); break;                 \
+                            case 1: T8(d, dd, s, 64); break;                     \
+                            case 2: T16(d, dd, s, 64); break;                    \
+                            case 4: T32(d, dd, s, 64); break;                    \
+                            default: T64(d, dd, s, 64); break;                   \
                             }                                                    \
                         }                                                        \
                     }                                                            \
                     for (; ii < iend; ii += n) {                                 \
-                        char *d = dst + ii * drow + j * es;                      \
+                        char *d = dbase + ii * dd;                               \
                         const char *s = src + j * slane + ii * es;               \
                         switch (es) {                                            \
-                        case 1: lk_tile_8(d, drow, s, slane); break;             \
-                        case 2: lk_tile_16(d, drow, s, slane); break;            \
-                        case 4: lk_tile_32(d, drow, s, slane); break;            \
-                        default: lk_tile_64(d, drow, s, slane); break;           \
+                        case 1: lk_tile_8(d, dd, s, slane); break;               \
+                        case 2: lk_tile_16(d, dd, s, slane); break;              \
+                        case 4: lk_tile_32(d, dd, s, slane); break;              \
+                        default: lk_tile_64(d, dd, s, slane); break;             \
                         }                                                        \
                     }                                                            \
+                }                                                                \
+                if (stage_out && (jend - jg) * es == 64) {                       \
+                    for (ptrdiff_t r = i; r < iend; r++)                         \
+                        memcpy(dst + r * drow + jg * es, ostage + (r - i) * 64, 64); \
+                } else if (stage_out) {                                          \
+                    for (ptrdiff_t r = i; r < iend; r++)                         \
+                        memcpy(dst + r * drow + jg * es, ostage + (r - i) * 64,  \
+                               (size_t)((jend - jg) * es));                      \
                 }                                                                \
             }                                                                    \
         }                                                                        \
