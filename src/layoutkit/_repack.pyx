@@ -136,7 +136,9 @@ cdef extern from "layoutkit_cast.h" nogil:
 
 
 def simd_name():
-    """The interleave kernels in use: 'portable', 'sse4.1' or 'avx2'."""
+    """The kernels in use: 'portable', 'sse4.1' (interleaves) or 'sse4.1+avx2'
+    (AVX2 transposes, de-interleaves and casts too); ``LAYOUTKIT_SIMD=portable`` or
+    ``sse4.1`` selects a lesser build."""
     return lk_simd_name().decode()
 
 
