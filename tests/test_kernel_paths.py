@@ -141,3 +141,16 @@ def test_other_kernel_builds_match(tmp_path, simd):
         [sys.executable, str(script), simd], env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("c", [1, 3, 5, 32, 35])
+@pytest.mark.parametrize("tag", ["NHWC8h2w32c4w", "NHWC8h2w32c2w", "NHWC8h8w32c"])
+def test_crouton_family_rows_of_padding(store_mode, tag, c, dtype):
+    """Channel padding above a W block (R4Crouton4x1/R4Crouton2) and short rows."""
+    shape = (2, 19, 21, c)
+    x = _data(shape, dtype, seed=c)
+    layout = lk.Layout(tag, dims="NHWC")
+    packed = layout.pack(x, pad_value=3)
+    assert packed.tobytes() == ref_pack(x, tag, dims="NHWC", pad_value=3).tobytes()
+    assert layout.unpack(packed, shape).tobytes() == x.tobytes()

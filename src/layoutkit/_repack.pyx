@@ -542,6 +542,74 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             return True
 
 
+cdef inline void copy_run(char* dst, const char* src, Py_ssize_t nbytes) noexcept nogil:
+    # Constant sizes compile to a few moves instead of a call to memcpy.
+    if nbytes == 3:
+        memcpy(dst, src, 3)
+    elif nbytes == 4:
+        memcpy(dst, src, 4)
+    elif nbytes == 8:
+        memcpy(dst, src, 8)
+    elif nbytes == 6:
+        memcpy(dst, src, 6)
+    elif nbytes == 12:
+        memcpy(dst, src, 12)
+    elif nbytes == 16:
+        memcpy(dst, src, 16)
+    elif nbytes == 2:
+        memcpy(dst, src, 2)
+    elif nbytes == 1:
+        dst[0] = src[0]
+    elif nbytes == 32:
+        memcpy(dst, src, 32)
+    elif nbytes == 64:
+        memcpy(dst, src, 64)
+    elif nbytes > 0:
+        memcpy(dst, src, nbytes)
+
+
+cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
+                          const Py_ssize_t* ext, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """The box of levels [lev, nlev) whose innermost level is contiguous on both
+    sides and short: every row is one small copy (plus its padding lanes)."""
+    cdef int nlev = P.nlev
+    cdef int k
+    cdef Py_ssize_t es = P.esize
+    cdef Py_ssize_t n1 = ext[nlev - 1]
+    cdef Py_ssize_t run = (hi - lo) * es
+    cdef Py_ssize_t total = 1
+    cdef bint padded = lo > 0 or hi < n1
+    cdef bint prefilled = False
+    cdef Py_ssize_t idx[MAX_LEVELS]
+    if padded and P.dcontig[lev]:
+        # The whole box is one destination run: pad it at memset speed first.
+        for k in range(lev, nlev):
+            total *= ext[k]
+        fill_run(dst, total, P.pad, es)
+        prefilled = True
+    for k in range(lev, nlev - 1):
+        idx[k] = 0
+    src += lo * es
+    while True:
+        if padded and not prefilled:
+            fill_run(dst, lo, P.pad, es)
+            fill_run(dst + hi * es, n1 - hi, P.pad, es)
+        copy_run(dst + lo * es, src, run)
+        k = nlev - 2
+        while k >= lev:
+            idx[k] += 1
+            src += P.ss[k]
+            dst += P.ds[k]
+            if idx[k] < ext[k]:
+                break
+            src -= P.ss[k] * ext[k]
+            dst -= P.ds[k] * ext[k]
+            idx[k] = 0
+            k -= 1
+        if k < lev:
+            return
+
+
 cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
                          const Py_ssize_t* ext) noexcept nogil:
     """A box with an element conversion, contiguous in the destination, no padding.
@@ -637,6 +705,12 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     while a > lev and P.ss[a - 1] == n0 * s0 and P.ds[a - 1] == n0 * d0:
         a -= 1
         n0 *= ext[a]
+    if (a > lev and n0 < 32 and P.cast_src < 0 and s1 == es and d1 == es
+            and n1 * es <= 64):
+        # Short contiguous rows in small boxes (crouton <-> NHWC of 3 channels):
+        # one loop over every row of the whole box instead of a call per box.
+        copy_small_rows(P, lev, src, dst, ext, lo, hi)
+        return
     for k in range(lev, a):
         idx[k] = 0
     while True:
@@ -696,6 +770,63 @@ cdef inline Py_ssize_t full_extent(const Plan* P, int lev) noexcept nogil:
     return P.ext[lev] if lev < P.nlev else 1
 
 
+cdef bint only_level_of(const Plan* P, int d, int lev, int at) noexcept nogil:
+    """Whether, among levels [lev, nlev), only level ``at`` holds digits of dim ``d``."""
+    cdef int k
+    for k in range(lev, P.nlev):
+        if k != at and P.dim[k] == d:
+            return False
+    return True
+
+
+cdef void copy_rowpad(const Plan* P, int lev, const char* src, char* dst, Py_ssize_t nfirst,
+                      int64_t vlo, int64_t vhi) noexcept nogil:
+    """The box of levels [lev, nlev), where digits of level nlev-2 outside [vlo, vhi)
+    are padding rows and everything else is data."""
+    cdef int nlev = P.nlev
+    cdef int r = nlev - 2
+    cdef int k
+    cdef Py_ssize_t es = P.esize
+    cdef Py_ssize_t n0, n1, rlo, rhi, t
+    cdef bint rows_contig
+    cdef Py_ssize_t idx[MAX_LEVELS]
+    cdef Py_ssize_t ext[MAX_LEVELS]
+    for k in range(lev, nlev):
+        ext[k] = P.ext[k]
+        idx[k] = 0
+    ext[lev] = nfirst
+    n0 = ext[r]
+    n1 = ext[nlev - 1]
+    rlo = 0 if vlo < 0 else (n0 if vlo > n0 else vlo)
+    rhi = rlo if vhi < rlo else (n0 if vhi > n0 else vhi)
+    rows_contig = P.ds[nlev - 1] == es and P.ds[r] == n1 * es
+    while True:
+        if rows_contig:
+            fill_run(dst, rlo * n1, P.pad, es)
+            fill_run(dst + rhi * P.ds[r], (n0 - rhi) * n1, P.pad, es)
+        else:
+            for t in range(rlo):
+                fill_levels(P, nlev - 1, dst + t * P.ds[r], n1)
+            for t in range(rhi, n0):
+                fill_levels(P, nlev - 1, dst + t * P.ds[r], n1)
+        if rhi > rlo:
+            box_out(P, src + rlo * P.ss[r], dst + rlo * P.ds[r], rhi - rlo, P.ss[r], P.ds[r],
+                    n1, P.ss[nlev - 1], P.ds[nlev - 1], 0, n1)
+        k = r - 1
+        while k >= lev:
+            idx[k] += 1
+            src += P.ss[k]
+            dst += P.ds[k]
+            if idx[k] < ext[k]:
+                break
+            src -= P.ss[k] * ext[k]
+            dst -= P.ds[k] * ext[k]
+            idx[k] = 0
+            k -= 1
+        if k < lev:
+            return
+
+
 cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const char* src,
                char* dst, const int64_t* rng, bint padmode) noexcept nogil:
     # Digits [t_lo, t_hi) of level ``lev`` (the whole level except for the slices
@@ -738,6 +869,15 @@ cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const c
             and P.last_noninner[con] < lev):
         # Only the innermost level is constrained: copy with padded lanes.
         copy_levels(P, lev, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev], t_hi - t_lo,
+                    rng[4 * con + 2], rng[4 * con + 3])
+        return
+
+    if (ncon == 1 and necon == 0 and not padmode and lev < nlev - 2
+            and P.dim[nlev - 2] == con and P.wt[nlev - 2] == 1
+            and P.last_noninner[con] == nlev - 2 and only_level_of(P, con, lev, nlev - 2)):
+        # Only the second-innermost level is constrained (channels padded to 32
+        # outside a W block, as in R4Crouton4x1 / R4Crouton2): rows of padding.
+        copy_rowpad(P, lev, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev], t_hi - t_lo,
                     rng[4 * con + 2], rng[4 * con + 3])
         return
 
