@@ -216,3 +216,14 @@ def test_quantize_near_ties_is_exact(scale, dst):
     got = lk.Layout("NCHW").pack(x, dtype=dst, scale=scale, zero_point=0 if dst == np.int8 else 128)
     want = quantize_ref(x, scale, 0 if dst == np.int8 else 128, dst)
     assert got.tobytes() == want.tobytes()
+
+
+def test_cached_validation_still_tells_bool_from_int():
+    """Conversions are validated once per (dtype, scale, zero_point); True is not 1."""
+    x = np.zeros((1, 3, 4, 4), np.float32)
+    layout = lk.Layout("NCHW4c")
+    assert layout.pack(x, dtype=np.int8, scale=0.5, zero_point=1).ravel()[0] == 1
+    with pytest.raises(TypeError, match="zero_point"):
+        layout.pack(x, dtype=np.int8, scale=0.5, zero_point=True)
+    with pytest.raises(TypeError, match="scale"):
+        layout.pack(x, dtype=np.int8, scale="0.5")

@@ -264,6 +264,27 @@ class Conversion:
 
 def conversion(src: np.dtype, dtype: Any, scale: Any, zero_point: Any) -> Conversion | None:
     """Validate ``dtype``/``scale``/``zero_point`` for input dtype ``src``; None if no conversion."""
+    if dtype is None and scale is None and zero_point is None:
+        return None
+    try:  # every call of a preprocessing loop asks the same question: answer it once
+        types = (type(dtype), type(scale), type(zero_point))
+        return _conversion_cached(src, dtype, scale, zero_point, types)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+    return _conversion(src, dtype, scale, zero_point)
+
+
+@lru_cache(maxsize=256)
+def _conversion_cached(
+    src: np.dtype, dtype: Any, scale: Any, zero_point: Any, _types: tuple[type, ...]
+) -> Conversion | None:
+    # The types are part of the key: True == 1 and 0.5 == np.float32(0.5), but
+    # they do not validate alike.
+    return _conversion(src, dtype, scale, zero_point)
+
+
+def _conversion(src: np.dtype, dtype: Any, scale: Any, zero_point: Any) -> Conversion | None:
     if dtype is None or np.dtype(dtype) == src:
         if dtype is None and (scale is not None or zero_point is not None):
             raise LayoutError(

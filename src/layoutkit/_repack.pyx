@@ -286,7 +286,7 @@ cdef void box2d(const char* src, char* dst, Py_ssize_t n0, Py_ssize_t s0, Py_ssi
                 Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t d1, Py_ssize_t lo, Py_ssize_t hi,
                 const uint8_t* pad, Py_ssize_t es) noexcept nogil:
     """Dispatch a 2-D box on element size and destination contiguity."""
-    cdef bint rows = d1 == es and d0 == n1 * es
+    cdef bint rows = d1 == es and (d0 == n1 * es or n0 == 1)
     if es == 1:
         if rows:
             inner2d(<uint8_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint8_t*>pad)[0])
@@ -474,7 +474,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         if K > 64:
             return False
     m = ext[L]
-    if P.ds[L] != K * es or m < 16:
+    if P.ds[L] != K * es or m < 4:
         return False
     # Lane j: its source offset and whether its innermost digit is padding.
     for k in range(L + 1, nlev):
@@ -492,7 +492,10 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                 break
             idx[k] = 0
             k -= 1
-    fill_run(<char*>padbuf, TILE * 8 // es, P.pad, es)
+    for j in range(K):
+        if lane_pad[j]:
+            fill_run(<char*>padbuf, TILE * 8 // es, P.pad, es)
+            break
     # Boxes are independent runs of K * m destination slots, so the outer levels
     # may be visited in any order: the one with the smallest source stride goes
     # innermost (HCWN4c: H, not C/4), so that each lane is read as a sequential
