@@ -225,5 +225,5 @@ def test_cached_validation_still_tells_bool_from_int():
     assert layout.pack(x, dtype=np.int8, scale=0.5, zero_point=1).ravel()[0] == 1
     with pytest.raises(TypeError, match="zero_point"):
         layout.pack(x, dtype=np.int8, scale=0.5, zero_point=True)
-    with pytest.raises(TypeError, match="scale"):
-        layout.pack(x, dtype=np.int8, scale="0.5")
+    with pytest.raises(TypeError, match="zero_point"):
+        layout.pack(x, dtype=np.int8, scale=0.5, zero_point=1.0)
