@@ -12,6 +12,9 @@ CASES = [
     ("NCHW32c", None, (1, 70, 64, 90), np.float32),
     ("NHWC8h8w32c", "NCHW", (1, 45, 77, 101), np.float16),
     ("HCWN8c", "NCHW", (2, 13, 100, 120), np.float32),
+    # Two outer digits (channel blocks): the split moves to the next level.
+    ("NCHW32c", None, (1, 64, 256, 257), np.int8),
+    ("NHWC8c", "NCHW", (1, 64, 130, 257), np.float16),
 ]
 
 

@@ -1040,12 +1040,26 @@ cdef class RepackPlan:
         slices that threads of a shared pool run with the GIL released; every
         slice writes its own part of ``dst``, so results equal one thread's.
         """
-        cdef Py_ssize_t n0
+        cdef Py_ssize_t n0, n1
         if pad.nbytes < self.esize:
             raise ValueError("pad pattern is shorter than one element")
         n0 = self.ext[0] if self.nlev else 1
+        n1 = self.ext[1] if self.nlev > 1 else 1
+        if (threads > 1 and n0 < 2 * threads and self.nlev >= 3 and self.dim[0] < 0
+                and n1 >= 2 * threads):
+            # Few outer digits (a batch of 1, two channel blocks): split the next
+            # level instead. Level 0 holds no constrained dim, so each of its
+            # digits is walked from level 1 with the same ranges the walk uses.
+            slices = min(n1, threads * 4)
+            bounds = [n1 * k // slices for k in range(slices + 1)]
+            pool = _pool(threads)
+            futures = [pool.submit(self._run_sub, src, dst, pad, d, bounds[k], bounds[k + 1])
+                       for d in range(n0) for k in range(slices) if bounds[k] < bounds[k + 1]]
+            for f in futures:
+                f.result()
+            return
         # Fewer outer digits than two per thread would leave threads idle or
-        # splitting one interleaved stream (e.g. 3 channel planes): one thread.
+        # split one interleaved stream (e.g. 3 channel planes): one thread.
         if threads <= 1 or self.nlev < 2 or n0 < 2 * threads:
             self._run_slice(src, dst, pad, 0, n0)
             return
@@ -1057,6 +1071,30 @@ cdef class RepackPlan:
         for f in futures:
             f.result()
 
+    def _run_sub(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad, Py_ssize_t d0,
+                 Py_ssize_t t_lo, Py_ssize_t t_hi):
+        # Digits [t_lo, t_hi) of level 1 under digit d0 of level 0 (dim[0] < 0).
+        cdef Plan P = self.base
+        cdef const int64_t* rng = <const int64_t*>cnp.PyArray_DATA(self.ranges)
+        cdef const char* s
+        cdef char* o
+        P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
+        P.stream = self._stream_mode()
+        s = <const char*>cnp.PyArray_DATA(src) + self.src_base + d0 * P.ss[0]
+        o = <char*>cnp.PyArray_DATA(dst) + self.dst_base + d0 * P.ds[0]
+        with nogil:
+            walk(&P, 1, t_lo, t_hi, s, o, rng, False)
+            if P.stream:
+                lk_stream_fence()
+
+    cdef int _stream_mode(self):
+        if stream_min_bytes == 0:
+            return 2
+        if (lk_stream_native() != 0 and stream_min_bytes > 0
+                and self.base.below[0] * (self.esize + self.src_esize) >= stream_min_bytes):
+            return 1
+        return 0
+
     def _run_slice(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad,
                    Py_ssize_t t_lo, Py_ssize_t t_hi):
         cdef Plan P = self.base
@@ -1064,11 +1102,7 @@ cdef class RepackPlan:
         cdef const char* s
         cdef char* o
         P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
-        if stream_min_bytes == 0:
-            P.stream = 2
-        elif (lk_stream_native() != 0 and stream_min_bytes > 0
-              and P.below[0] * (self.esize + self.src_esize) >= stream_min_bytes):
-            P.stream = 1
+        P.stream = self._stream_mode()
         s = <const char*>cnp.PyArray_DATA(src) + self.src_base
         o = <char*>cnp.PyArray_DATA(dst) + self.dst_base
         with nogil:
