@@ -212,7 +212,8 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
     if s0 == es:
         # Channel interleave: n1 lanes, each a contiguous source stream; padding
         # lanes read from a buffer of pad values. Tiles of TILE rows stay in L1.
-        fill_typed(padbuf, TILE, pv)
+        if lo > 0 or hi < n1:        # pad lanes read this buffer (small boxes: fill little)
+            fill_typed(padbuf, n0 if n0 < TILE else TILE, pv)
         i0 = 0
         while i0 < n0:
             m = n0 - i0 if n0 - i0 < TILE else TILE
