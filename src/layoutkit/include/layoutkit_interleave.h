@@ -495,11 +495,11 @@ static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrd
 
 #ifdef LK_HAVE_AVX2_TILES
 /*
- * Long lanes of 2-, 4- or 8-byte elements (NCHW -> NHWC8c / NHWC of a large
- * plane): double tiles loaded straight from the lanes, in blocks of rows whose
- * destination (64 lanes wide) stays within ~256 KiB. Measured 1.3-1.5x the
- * staged loop above for 65536-row planes; the staged loop stays better for
- * short lanes (56x56 planes of many channels) and for bytes.
+ * Long lanes (NCHW -> NHWC8c / NCHW32c / NHWC of a large plane): double tiles
+ * loaded straight from the lanes, in blocks of rows whose destination (64 lanes
+ * wide) stays within ~256 KiB. Measured 1.3-1.5x the staged loop above for
+ * 65536-row planes of 2- and 4-byte elements and no worse for bytes; the staged
+ * loop stays better for short lanes (56x56 planes of many channels).
  */
 __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
@@ -519,6 +519,7 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
                     char *d = dst + ii * drow + j * es;
                     const char *s = src + j * slane + ii * es;
                     switch (es) {
+                    case 1: lk_tile2_8(d, drow, s, slane); break;
                     case 2: lk_tile2_16(d, drow, s, slane); break;
                     case 4: lk_tile2_32(d, drow, s, slane); break;
                     default: lk_tile2_64(d, drow, s, slane); break;
@@ -538,7 +539,7 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         ptrdiff_t full_rows = rows - rows % n;
         ptrdiff_t full_lanes = lanes - lanes % n;
 #ifdef LK_HAVE_AVX2_TILES
-        if (lk_avx2() && es >= 2 && rows >= 4096 && full_lanes >= n) {
+        if (lk_avx2() && rows >= 4096 && full_lanes >= n) {
             full_rows = rows - rows % (2 * n);
             lk_transpose_direct_avx2(dst, drow, src, slane, full_rows, full_lanes, es, n);
         } else if (lk_avx2())
