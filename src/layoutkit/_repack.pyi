@@ -51,7 +51,14 @@ class RepackPlan:
     ) -> None: ...
     def run(self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray, threads: int = 1) -> None: ...
     def _run_slice(
-        self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray, t_lo: int, t_hi: int
+        self,
+        src: np.ndarray,
+        dst: np.ndarray,
+        pad: np.ndarray,
+        t_lo: int,
+        t_hi: int,
+        lev: int = 0,
+        d0: int = 0,
     ) -> None: ...
 
 def set_stream_threshold(nbytes: int) -> int: ...

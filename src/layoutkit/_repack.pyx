@@ -438,6 +438,24 @@ cdef inline Py_ssize_t abs_ssize(Py_ssize_t v) noexcept nogil:
     return -v if v < 0 else v
 
 
+cdef inline bint advance(const Plan* P, int lev, int top, Py_ssize_t* idx,
+                         const Py_ssize_t* ext, const char** src, char** dst) noexcept nogil:
+    """Step the odometer over levels [lev, top) (level top-1 fastest), moving both
+    pointers; False once every position has been visited."""
+    cdef int k = top - 1
+    while k >= lev:
+        idx[k] += 1
+        src[0] += P.ss[k]
+        dst[0] += P.ds[k]
+        if idx[k] < ext[k]:
+            return True
+        src[0] -= P.ss[k] * ext[k]
+        dst[0] -= P.ds[k] * ext[k]
+        idx[k] = 0
+        k -= 1
+    return False
+
+
 cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                      const Py_ssize_t* ext, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """The box of levels [lev, nlev) as interleaves of many lanes, if it has that shape.
@@ -599,18 +617,7 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
             fill_run(dst, lo, P.pad, es)
             fill_run(dst + hi * es, n1 - hi, P.pad, es)
         copy_run(dst + lo * es, src, run)
-        k = nlev - 2
-        while k >= lev:
-            idx[k] += 1
-            src += P.ss[k]
-            dst += P.ds[k]
-            if idx[k] < ext[k]:
-                break
-            src -= P.ss[k] * ext[k]
-            dst -= P.ds[k] * ext[k]
-            idx[k] = 0
-            k -= 1
-        if k < lev:
+        if not advance(P, lev, nlev - 1, idx, ext, &src, &dst):
             return
 
 
@@ -719,18 +726,7 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         idx[k] = 0
     while True:
         box_out(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
-        k = a - 1
-        while k >= lev:
-            idx[k] += 1
-            src += P.ss[k]
-            dst += P.ds[k]
-            if idx[k] < ext[k]:
-                break
-            src -= P.ss[k] * ext[k]
-            dst -= P.ds[k] * ext[k]
-            idx[k] = 0
-            k -= 1
-        if k < lev:
+        if not advance(P, lev, a, idx, ext, &src, &dst):
             return
 
 
@@ -816,18 +812,7 @@ cdef void copy_rowpad(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         if rhi > rlo:
             box_out(P, src + rlo * P.ss[r], dst + rlo * P.ds[r], rhi - rlo, P.ss[r], P.ds[r],
                     n1, P.ss[nlev - 1], P.ds[nlev - 1], 0, n1)
-        k = r - 1
-        while k >= lev:
-            idx[k] += 1
-            src += P.ss[k]
-            dst += P.ds[k]
-            if idx[k] < ext[k]:
-                break
-            src -= P.ss[k] * ext[k]
-            dst -= P.ds[k] * ext[k]
-            idx[k] = 0
-            k -= 1
-        if k < lev:
+        if not advance(P, lev, r, idx, ext, &src, &dst):
             return
 
 
@@ -1054,7 +1039,7 @@ cdef class RepackPlan:
             slices = min(n1, threads * 4)
             bounds = [n1 * k // slices for k in range(slices + 1)]
             pool = _pool(threads)
-            futures = [pool.submit(self._run_sub, src, dst, pad, d, bounds[k], bounds[k + 1])
+            futures = [pool.submit(self._run_slice, src, dst, pad, bounds[k], bounds[k + 1], 1, d)
                        for d in range(n0) for k in range(slices) if bounds[k] < bounds[k + 1]]
             for f in futures:
                 f.result()
@@ -1072,22 +1057,6 @@ cdef class RepackPlan:
         for f in futures:
             f.result()
 
-    def _run_sub(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad, Py_ssize_t d0,
-                 Py_ssize_t t_lo, Py_ssize_t t_hi):
-        # Digits [t_lo, t_hi) of level 1 under digit d0 of level 0 (dim[0] < 0).
-        cdef Plan P = self.base
-        cdef const int64_t* rng = <const int64_t*>cnp.PyArray_DATA(self.ranges)
-        cdef const char* s
-        cdef char* o
-        P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
-        P.stream = self._stream_mode()
-        s = <const char*>cnp.PyArray_DATA(src) + self.src_base + d0 * P.ss[0]
-        o = <char*>cnp.PyArray_DATA(dst) + self.dst_base + d0 * P.ds[0]
-        with nogil:
-            walk(&P, 1, t_lo, t_hi, s, o, rng, False)
-            if P.stream:
-                lk_stream_fence()
-
     cdef int _stream_mode(self):
         if stream_min_bytes == 0:
             return 2
@@ -1097,7 +1066,9 @@ cdef class RepackPlan:
         return 0
 
     def _run_slice(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad,
-                   Py_ssize_t t_lo, Py_ssize_t t_hi):
+                   Py_ssize_t t_lo, Py_ssize_t t_hi, int lev=0, Py_ssize_t d0=0):
+        # Digits [t_lo, t_hi) of level ``lev``: 0, or 1 under digit d0 of level 0
+        # (only when level 0 holds no constrained dim, so the ranges are the root's).
         cdef Plan P = self.base
         cdef const int64_t* rng = <const int64_t*>cnp.PyArray_DATA(self.ranges)
         cdef const char* s
@@ -1106,8 +1077,11 @@ cdef class RepackPlan:
         P.stream = self._stream_mode()
         s = <const char*>cnp.PyArray_DATA(src) + self.src_base
         o = <char*>cnp.PyArray_DATA(dst) + self.dst_base
+        if lev == 1:
+            s += d0 * P.ss[0]
+            o += d0 * P.ds[0]
         with nogil:
-            walk(&P, 0, t_lo, t_hi, s, o, rng, False)
+            walk(&P, lev, t_lo, t_hi, s, o, rng, False)
             if P.stream:
                 lk_stream_fence()
 
@@ -1149,9 +1123,7 @@ cdef class CPlan:
         self.pad.setflags(write=False)
         self.run_state.P = plan.base
         self.run_state.P.pad = <const uint8_t*>cnp.PyArray_DATA(self.pad)
-        self.run_state.P.stream = 1 if (
-            lk_stream_native() != 0 and stream_min_bytes > 0
-            and plan.base.below[0] * (plan.esize + plan.src_esize) >= stream_min_bytes) else 0
+        self.run_state.P.stream = min(plan._stream_mode(), 1)  # C callers: never the tests' 2
         self.run_state.rng = <const int64_t*>cnp.PyArray_DATA(plan.ranges)
         self.run_state.src_base = plan.src_base
         self.run_state.dst_base = plan.dst_base

@@ -281,11 +281,11 @@ static inline const char *lk_simd_name(void) {
 #include <emmintrin.h>
 #define LK_HAVE_SSE2 1
 
-#define LK_TRANSPOSE_TILE(NAME, N, UNPLO, UNPHI)                                 \
-    static inline void NAME(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) { \
+/* The unpack rounds of one N x N tile; ROW(k) is the address of lane k's row. */
+#define LK_TILE_BODY(N, UNPLO, UNPHI, ROW)                                       \
+    {                                                                            \
         __m128i r[N], t[N];                                                      \
-        for (int k = 0; k < (N); k++)                                            \
-            r[k] = _mm_loadu_si128((const __m128i *)(s + k * ss));               \
+        for (int k = 0; k < (N); k++) r[k] = _mm_loadu_si128((const __m128i *)(ROW(k))); \
         for (int round = 1; round < (N); round *= 2) {                           \
             for (int j = 0; j < (N) / 2; j++) {                                  \
                 t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                          \
@@ -296,30 +296,22 @@ static inline const char *lk_simd_name(void) {
         for (int k = 0; k < (N); k++)                                            \
             _mm_storeu_si128((__m128i *)(d + k * ds), r[k]);                     \
     }
+
+#define LK_ROW_STRIDED(k) (s + (k) * ss)
+#define LK_ROW_LANES(k) ((const char *)lanes[k] + off)
+
+/* Lanes a fixed stride apart, and lanes at their own addresses (lanes[k] + off). */
+#define LK_TRANSPOSE_TILE(NAME, N, UNPLO, UNPHI)                                 \
+    static inline void NAME(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss)  \
+        LK_TILE_BODY(N, UNPLO, UNPHI, LK_ROW_STRIDED)
+#define LK_TRANSPOSE_TILE_P(NAME, N, UNPLO, UNPHI)                               \
+    static inline void NAME(char *d, ptrdiff_t ds, const void *const *lanes,     \
+                            ptrdiff_t off) LK_TILE_BODY(N, UNPLO, UNPHI, LK_ROW_LANES)
 
 LK_TRANSPOSE_TILE(lk_tile_8, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8)
 LK_TRANSPOSE_TILE(lk_tile_16, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16)
 LK_TRANSPOSE_TILE(lk_tile_32, 4, _mm_unpacklo_epi32, _mm_unpackhi_epi32)
 LK_TRANSPOSE_TILE(lk_tile_64, 2, _mm_unpacklo_epi64, _mm_unpackhi_epi64)
-
-/* The same tiles with each lane at its own address (lanes[k] + off). */
-#define LK_TRANSPOSE_TILE_P(NAME, N, UNPLO, UNPHI)                               \
-    static inline void NAME(char *d, ptrdiff_t ds, const void *const *lanes,     \
-                            ptrdiff_t off) {                                     \
-        __m128i r[N], t[N];                                                      \
-        for (int k = 0; k < (N); k++)                                            \
-            r[k] = _mm_loadu_si128((const __m128i *)((const char *)lanes[k] + off)); \
-        for (int round = 1; round < (N); round *= 2) {                           \
-            for (int j = 0; j < (N) / 2; j++) {                                  \
-                t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                          \
-                t[2 * j + 1] = UNPHI(r[j], r[j + (N) / 2]);                      \
-            }                                                                    \
-            for (int k = 0; k < (N); k++) r[k] = t[k];                           \
-        }                                                                        \
-        for (int k = 0; k < (N); k++)                                            \
-            _mm_storeu_si128((__m128i *)(d + k * ds), r[k]);                     \
-    }
-
 LK_TRANSPOSE_TILE_P(lk_ptile_8, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8)
 LK_TRANSPOSE_TILE_P(lk_ptile_16, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16)
 LK_TRANSPOSE_TILE_P(lk_ptile_32, 4, _mm_unpacklo_epi32, _mm_unpackhi_epi32)
