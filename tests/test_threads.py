@@ -1,5 +1,8 @@
 """threads= splits the work; results are identical to one thread."""
 
+import multiprocessing
+import threading
+
 import numpy as np
 import pytest
 from reference import ref_pack
@@ -15,6 +18,9 @@ CASES = [
     # Two outer digits (channel blocks): the split moves to the next level.
     ("NCHW32c", None, (1, 64, 256, 257), np.int8),
     ("NHWC8c", "NCHW", (1, 64, 130, 257), np.float16),
+    # One box of few long rows (NHWC -> NCHW): the threads slice its columns.
+    ("NCHW", "NHWC", (1, 300, 301, 64), np.uint8),
+    ("NCHW", "NHWC", (2, 150, 151, 24), np.float32),
 ]
 
 
@@ -59,3 +65,49 @@ def test_threads_from_environment(monkeypatch):
 def test_bad_thread_counts(threads, exc):
     with pytest.raises(exc, match="threads"):
         lk.Layout("NCHW4c").pack(np.zeros((1, 3, 4, 4), np.uint8), threads=threads)
+
+
+def _pack_in_child(queue):
+    x = np.arange(1 * 64 * 200 * 201, dtype=np.uint32).astype(np.uint8).reshape(1, 200, 201, 64)
+    queue.put(lk.Layout("NCHW", dims="NHWC").pack(x, threads=2).tobytes())
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform"
+)
+@pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")  # 3.12+: fork with threads
+def test_threads_after_fork():
+    # The workers of the parent's pool do not exist in a forked child: it must
+    # start its own instead of waiting on them.
+    x = np.arange(1 * 64 * 200 * 201, dtype=np.uint32).astype(np.uint8).reshape(1, 200, 201, 64)
+    expected = lk.Layout("NCHW", dims="NHWC").pack(x, threads=2).tobytes()
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_pack_in_child, args=(queue,))
+    child.start()
+    got = queue.get(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert got == expected
+
+
+def test_concurrent_callers_with_threads():
+    # Several Python threads asking for threads=2 at once: one gets the pool, the
+    # others run on their own thread; every result is exact.
+    rng = np.random.default_rng(3)
+    xs = [rng.integers(0, 255, (1, 3, 700, 700 + k)).astype(np.uint8) for k in range(4)]
+    layout = lk.Layout("NCHW4c")
+    expected = [layout.pack(x).tobytes() for x in xs]
+    results: list[list[bytes]] = [[] for _ in xs]
+
+    def work(k):
+        for _ in range(20):
+            results[k].append(layout.pack(xs[k], threads=2).tobytes())
+
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(len(xs))]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for k in range(len(xs)):
+        assert results[k] == [expected[k]] * 20

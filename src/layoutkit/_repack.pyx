@@ -130,6 +130,11 @@ cdef extern from "layoutkit_interleave.h" nogil:
     const char* lk_simd_name()
 
 
+cdef extern from "layoutkit_pool.h" nogil:
+    ctypedef void (*lk_pool_fn)(void* ctx, Py_ssize_t item) noexcept nogil
+    int lk_pool_run(int threads, Py_ssize_t nitems, lk_pool_fn fn, void* ctx)
+
+
 cdef extern from "layoutkit_cast.h" nogil:
     int lk_cast(void* dst, const void* src, Py_ssize_t n, Py_ssize_t s, int st, int dt,
                 float scale, float zp)
@@ -142,9 +147,11 @@ def simd_name():
     return lk_simd_name().decode()
 
 
-cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_ssize_t n1,
-                  Py_ssize_t s1, Py_ssize_t lo, Py_ssize_t hi, elem_t pv) noexcept nogil:
-    """Copy an ``n0 x n1`` box into contiguous rows ``o``; lanes outside [lo, hi) get ``pv``.
+cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_ssize_t s0,
+                  Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t lo, Py_ssize_t hi,
+                  elem_t pv) noexcept nogil:
+    """Copy an ``n0 x n1`` box into rows of ``o`` ``on`` elements apart (``on >= n1``);
+    lanes outside [lo, hi) get ``pv``.
 
     ``src`` strides ``s0``/``s1`` are in bytes.
     """
@@ -156,7 +163,7 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
     if s1 == es:
         # Rows are contiguous on both sides.
         for i in range(n0):
-            row = o + i * n1
+            row = o + i * on
             for j in range(lo):
                 row[j] = pv
             memcpy(row + lo, src + i * s0 + lo * es, (hi - lo) * es)
@@ -168,31 +175,31 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
         # each output row is one channel, gathered from the packed source.
         if lo > 0 or hi < n1:
             for i in range(n0):
-                row = o + i * n1
+                row = o + i * on
                 for j in range(lo):
                     row[j] = pv
                 for j in range(hi, n1):
                     row[j] = pv
         if hi > lo:
-            lk_deinterleave(o + lo, n1, src + lo * s1, hi - lo, <int>n0, s1 // es, <int>es)
+            lk_deinterleave(o + lo, on, src + lo * s1, hi - lo, <int>n0, s1 // es, <int>es)
         return
     if s0 == es and n1 >= 16 and lk_tile_lanes(<int>es) and hi - lo >= lk_tile_lanes(<int>es):
         # Wide interleave: register-tile transposes, 64 rows at a time with
         # their padding lanes written first (same pass over the destination).
         if lo == 0 and hi == n1:
-            lk_transpose(<char*>o, n1 * es, src, s1, n0, n1, <int>es)
+            lk_transpose(<char*>o, on * es, src, s1, n0, n1, <int>es)
             return
         i0 = 0
         while i0 < n0:
             i1 = i0 + 64 if i0 + 64 < n0 else n0
             if lo > 0 or hi < n1:
                 for i in range(i0, i1):
-                    row = o + i * n1
+                    row = o + i * on
                     for j in range(lo):
                         row[j] = pv
                     for j in range(hi, n1):
                         row[j] = pv
-            lk_transpose(<char*>(o + i0 * n1 + lo), n1 * es, src + lo * s1 + i0 * es, s1,
+            lk_transpose(<char*>(o + i0 * on + lo), on * es, src + lo * s1 + i0 * es, s1,
                          i1 - i0, hi - lo, <int>es)
             i0 = i1
         return
@@ -202,11 +209,15 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
         i0 = 0
         while i0 < n0:
             m = n0 - i0 if n0 - i0 < TILE else TILE
-            row = o + i0 * n1
-            fill_typed(row, m * n1, pv)
+            row = o + i0 * on
+            if on == n1:
+                fill_typed(row, m * n1, pv)
+            else:
+                for i in range(m):
+                    fill_typed(row + i * on, n1, pv)
             for j in range(lo, hi):
                 for i in range(m):
-                    row[i * n1 + j] = (<const elem_t*>(src + j * s1 + (i0 + i) * es))[0]
+                    row[i * on + j] = (<const elem_t*>(src + j * s1 + (i0 + i) * es))[0]
             i0 += m
         return
     if s0 == es:
@@ -225,7 +236,7 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
                         lanes[j] = src + (j0 + j) * s1 + i0 * es
                     else:
                         lanes[j] = padbuf
-                lk_interleave(o + i0 * n1 + j0, lanes, m, <int>kk, n1, <int>es)
+                lk_interleave(o + i0 * on + j0, lanes, m, <int>kk, on, <int>es)
                 j0 += kk
             i0 += TILE
         return
@@ -234,7 +245,7 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
     while i0 < n0:
         i1 = i0 + TBLOCK if i0 + TBLOCK < n0 else n0
         for i in range(i0, i1):
-            row = o + i * n1
+            row = o + i * on
             for j in range(lo):
                 row[j] = pv
             for j in range(hi, n1):
@@ -244,7 +255,7 @@ cdef void inner2d(elem_t* o, const char* src, Py_ssize_t n0, Py_ssize_t s0, Py_s
             j1 = j0 + TBLOCK if j0 + TBLOCK < hi else hi
             for j in range(j0, j1):
                 for i in range(i0, i1):
-                    o[i * n1 + j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
+                    o[i * on + j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
             j0 = j1
         i0 = i1
 
@@ -287,28 +298,31 @@ cdef void box2d(const char* src, char* dst, Py_ssize_t n0, Py_ssize_t s0, Py_ssi
                 Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t d1, Py_ssize_t lo, Py_ssize_t hi,
                 const uint8_t* pad, Py_ssize_t es) noexcept nogil:
     """Dispatch a 2-D box on element size and destination contiguity."""
-    cdef bint rows = d1 == es and (d0 == n1 * es or n0 == 1)
+    # Rows contiguous in the destination, at any distance (a box that is a slice
+    # of a wider one, as threads cut them, keeps the row kernels).
+    cdef bint rows = d1 == es and (n0 == 1 or (d0 >= n1 * es and d0 % es == 0))
+    cdef Py_ssize_t on = n1 if n0 == 1 else d0 // es
     if es == 1:
         if rows:
-            inner2d(<uint8_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint8_t*>pad)[0])
+            inner2d(<uint8_t*>dst, on, src, n0, s0, n1, s1, lo, hi, (<const uint8_t*>pad)[0])
         else:
             inner2d_strided(<uint8_t*>NULL, src, dst, n0, s0, d0, n1, s1, d1, lo, hi,
                             (<const uint8_t*>pad)[0])
     elif es == 2:
         if rows:
-            inner2d(<uint16_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint16_t*>pad)[0])
+            inner2d(<uint16_t*>dst, on, src, n0, s0, n1, s1, lo, hi, (<const uint16_t*>pad)[0])
         else:
             inner2d_strided(<uint16_t*>NULL, src, dst, n0, s0, d0, n1, s1, d1, lo, hi,
                             (<const uint16_t*>pad)[0])
     elif es == 4:
         if rows:
-            inner2d(<uint32_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint32_t*>pad)[0])
+            inner2d(<uint32_t*>dst, on, src, n0, s0, n1, s1, lo, hi, (<const uint32_t*>pad)[0])
         else:
             inner2d_strided(<uint32_t*>NULL, src, dst, n0, s0, d0, n1, s1, d1, lo, hi,
                             (<const uint32_t*>pad)[0])
     elif es == 8:
         if rows:
-            inner2d(<uint64_t*>dst, src, n0, s0, n1, s1, lo, hi, (<const uint64_t*>pad)[0])
+            inner2d(<uint64_t*>dst, on, src, n0, s0, n1, s1, lo, hi, (<const uint64_t*>pad)[0])
         else:
             inner2d_strided(<uint64_t*>NULL, src, dst, n0, s0, d0, n1, s1, d1, lo, hi,
                             (<const uint64_t*>pad)[0])
@@ -1023,37 +1037,64 @@ cdef class RepackPlan:
         """Execute the plan from ``src`` (element [0,...,0] is the base) into ``dst``.
 
         With ``threads > 1`` the digits of the outermost level are split into
-        slices that threads of a shared pool run with the GIL released; every
+        slices that a native worker pool (layoutkit_pool.h) runs without the GIL; every
         slice writes its own part of ``dst``, so results equal one thread's.
         """
-        cdef Py_ssize_t n0, n1
+        cdef Py_ssize_t n0, n1, lev, n, per, items
+        cdef SliceJob job
+        cdef int rc
         if pad.nbytes < self.esize:
             raise ValueError("pad pattern is shorter than one element")
         n0 = self.ext[0] if self.nlev else 1
         n1 = self.ext[1] if self.nlev > 1 else 1
-        if (threads > 1 and n0 < 2 * threads and self.nlev >= 3 and self.dim[0] < 0
-                and n1 >= 2 * threads):
+        lev = -1
+        if threads > 1 and self.nlev == 2 and self.ndim == 0 and n1 > n0 and n1 >= 128 * threads:
+            # One box of few long rows (NHWC -> NCHW of 64 channels): slicing the
+            # rows would make each slice a thin box that reads every source line;
+            # slice the inner level instead (its boxes keep all the rows).
+            lev = 2
+        elif threads > 1 and self.nlev >= 2 and n0 >= 2 * threads:
+            lev = 0
+        elif (threads > 1 and self.nlev >= 3 and self.dim[0] < 0 and n1 >= 2 * threads):
             # Few outer digits (a batch of 1, two channel blocks): split the next
             # level instead. Level 0 holds no constrained dim, so each of its
             # digits is walked from level 1 with the same ranges the walk uses.
-            slices = min(n1, threads * 4)
-            bounds = [n1 * k // slices for k in range(slices + 1)]
-            pool = _pool(threads)
-            futures = [pool.submit(self._run_slice, src, dst, pad, bounds[k], bounds[k + 1], 1, d)
-                       for d in range(n0) for k in range(slices) if bounds[k] < bounds[k + 1]]
-            for f in futures:
-                f.result()
-            return
-        # Fewer outer digits than two per thread would leave threads idle or
-        # split one interleaved stream (e.g. 3 channel planes): one thread.
-        if threads <= 1 or self.nlev < 2 or n0 < 2 * threads:
+            lev = 1
+        if lev < 0:
+            # Fewer outer digits than two per thread would leave threads idle or
+            # split one interleaved stream (e.g. 3 channel planes): one thread.
             self._run_slice(src, dst, pad, 0, n0)
             return
-        slices = min(n0, threads * 4)
-        bounds = [n0 * k // slices for k in range(slices + 1)]
+        n = n0 if lev == 0 else n1
+        # Slices of ~256 KiB of output, claimed one at a time by the threads.
+        per = self.base.below[0] * self.esize // (n0 if lev == 1 else 1) // (256 << 10)
+        per = min(n, max(threads, per))
+        items = n0 * per if lev == 1 else per
+        job.P = self.base
+        job.P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
+        job.P.stream = self._stream_mode()
+        job.rng = <const int64_t*>cnp.PyArray_DATA(self.ranges)
+        job.src = <const char*>cnp.PyArray_DATA(src) + self.src_base
+        job.dst = <char*>cnp.PyArray_DATA(dst) + self.dst_base
+        job.lev = <int>lev
+        job.n = n
+        job.per = per
+        with nogil:
+            rc = lk_pool_run(threads, items, run_slice_item, &job)
+        if rc == 0:
+            return
+        # No native pool on this platform: a Python thread pool runs the slices.
         pool = _pool(threads)
-        futures = [pool.submit(self._run_slice, src, dst, pad, bounds[k], bounds[k + 1])
-                   for k in range(slices) if bounds[k] < bounds[k + 1]]
+        if lev == 2:
+            self._run_slice(src, dst, pad, 0, n0)
+            return
+        if lev == 0:
+            futures = [pool.submit(self._run_slice, src, dst, pad, n * k // per, n * (k + 1) // per)
+                       for k in range(per)]
+        else:
+            futures = [pool.submit(self._run_slice, src, dst, pad, n * k // per,
+                                   n * (k + 1) // per, 1, d)
+                       for d in range(n0) for k in range(per)]
         for f in futures:
             f.result()
 
@@ -1084,6 +1125,48 @@ cdef class RepackPlan:
             walk(&P, lev, t_lo, t_hi, s, o, rng, False)
             if P.stream:
                 lk_stream_fence()
+
+
+cdef struct SliceJob:
+    Plan P
+    const int64_t* rng
+    const char* src
+    char* dst
+    # The level split into slices: 0; 1 under each digit of level 0; 2: level 1
+    # of a two-level plan, each slice a box of all its rows.
+    int lev
+    Py_ssize_t n      # digits of that level
+    Py_ssize_t per    # slices of it
+
+
+cdef void run_slice_item(void* ctx, Py_ssize_t item) noexcept nogil:
+    """Slice ``item`` of a threaded run (the pool's task function)."""
+    cdef const SliceJob* J = <const SliceJob*>ctx
+    cdef Py_ssize_t d = 0, k = item
+    cdef Plan Q
+    cdef int64_t ext[2]
+    cdef int64_t below[3]
+    cdef int64_t dcontig[3]
+    if J.lev == 1:
+        d = item // J.per
+        k = item % J.per
+    cdef Py_ssize_t lo = J.n * k // J.per
+    cdef Py_ssize_t hi = J.n * (k + 1) // J.per
+    if lo < hi and J.lev == 2:
+        # Columns [lo, hi) of the plan's single box, as a plan of their own.
+        Q = J.P
+        ext[0], ext[1] = J.P.ext[0], hi - lo
+        below[0], below[1], below[2] = ext[0] * ext[1], ext[1], 1
+        dcontig[0] = J.P.dcontig[0] if hi - lo == J.n else 0
+        dcontig[1], dcontig[2] = J.P.dcontig[1], J.P.dcontig[2]
+        Q.ext, Q.below, Q.dcontig = ext, below, dcontig
+        copy_levels(&Q, 0, J.src + lo * Q.ss[1], J.dst + lo * Q.ds[1], ext[0], 0, ALL_LANES)
+        if Q.stream:
+            lk_stream_fence()
+    elif lo < hi:
+        walk(&J.P, J.lev, lo, hi, J.src + d * J.P.ss[0], J.dst + d * J.P.ds[0], J.rng, False)
+        if J.P.stream:
+            lk_stream_fence()
 
 
 cdef struct PlanRun:

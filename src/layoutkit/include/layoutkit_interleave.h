@@ -487,38 +487,71 @@ static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrd
 
 #ifdef LK_HAVE_AVX2_TILES
 /*
- * Long lanes (NCHW -> NHWC8c / NCHW32c / NHWC of a large plane): double tiles
- * loaded straight from the lanes, in blocks of rows whose destination (64 lanes
- * wide) stays within ~256 KiB. Measured 1.3-1.5x the staged loop above for
- * 65536-row planes of 2- and 4-byte elements and no worse for bytes; the staged
- * loop stays better for short lanes (56x56 planes of many channels).
+ * Long lanes (NCHW -> NHWC8c / NCHW32c / kCHW32 / NHWC of a large plane). The
+ * lanes of a plane-major tensor sit a large power of two apart, so the same
+ * offset of every lane falls in one cache set: read in lockstep by a byte tile
+ * (16 lanes, more than L1's 8 ways), they evict each other from L1 always and
+ * from L2 when the pages are huge (measured 2-10x slower, depending on where the
+ * OS placed the pages). So each lane of a group is first copied 512 bytes at a time, a sequential read
+ * the prefetchers follow, into a small staging block, and the AVX2 double tiles
+ * transpose that block into the destination rows. Returns the rows done (a
+ * multiple of the rows per chunk); the caller finishes the rest.
  */
-__attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
+#define LK_CHUNK_BYTES 512
+#define LK_CHUNK_LANES 32
+
+__attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes, int es, int n) {
+    char stage[LK_CHUNK_LANES * LK_CHUNK_BYTES] __attribute__((aligned(64)));
+    ptrdiff_t crow = LK_CHUNK_BYTES / es;
+    ptrdiff_t rows = full_rows - full_rows % crow;
     ptrdiff_t step = 2 * (ptrdiff_t)n;
-    ptrdiff_t group = full_lanes < 64 ? full_lanes : 64;
-    group = group / n * n;
-    if (group < n) return;
-    ptrdiff_t block = 262144 / (group * es) / step * step;
-    if (block < step) block = step;
-    for (ptrdiff_t i = 0; i < full_rows; i += block) {
-        ptrdiff_t iend = i + block < full_rows ? i + block : full_rows;
-        for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {
-            ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
-            for (ptrdiff_t j = jg; j < jend; j += n)
-                for (ptrdiff_t ii = i; ii < iend; ii += step) {
-                    char *d = dst + ii * drow + j * es;
-                    const char *s = src + j * slane + ii * es;
+    for (ptrdiff_t jg = 0; jg < full_lanes; jg += LK_CHUNK_LANES) {
+        ptrdiff_t group = full_lanes - jg < LK_CHUNK_LANES ? full_lanes - jg : LK_CHUNK_LANES;
+        for (ptrdiff_t i = 0; i < rows; i += crow) {
+            for (ptrdiff_t k = 0; k < group; k++) {
+                const char *s = src + (jg + k) * slane + i * es;
+                char *t = stage + k * LK_CHUNK_BYTES;
+                for (ptrdiff_t b = 0; b < LK_CHUNK_BYTES; b += 64) {
+                    __m256i a0 = _mm256_loadu_si256((const __m256i *)(s + b));
+                    __m256i a1 = _mm256_loadu_si256((const __m256i *)(s + b + 32));
+                    _mm256_store_si256((__m256i *)(t + b), a0);
+                    _mm256_store_si256((__m256i *)(t + b + 32), a1);
+                }
+            }
+            for (ptrdiff_t j = 0; j < group; j += n)
+                for (ptrdiff_t r = 0; r < crow; r += step) {
+                    char *d = dst + (i + r) * drow + (jg + j) * es;
+                    const char *s = stage + j * LK_CHUNK_BYTES + r * es;
                     switch (es) {
-                    case 1: lk_tile2_8(d, drow, s, slane); break;
-                    case 2: lk_tile2_16(d, drow, s, slane); break;
-                    case 4: lk_tile2_32(d, drow, s, slane); break;
-                    default: lk_tile2_64(d, drow, s, slane); break;
+                    case 1: lk_tile2_8(d, drow, s, LK_CHUNK_BYTES); break;
+                    case 2: lk_tile2_16(d, drow, s, LK_CHUNK_BYTES); break;
+                    case 4: lk_tile2_32(d, drow, s, LK_CHUNK_BYTES); break;
+                    default: lk_tile2_64(d, drow, s, LK_CHUNK_BYTES); break;
                     }
                 }
         }
     }
+    return rows;
+}
+
+/* Double tiles loaded straight from the lanes, for the rows after the last chunk. */
+__attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
+    char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
+    ptrdiff_t full_rows, ptrdiff_t full_lanes, int es, int n) {
+    ptrdiff_t step = 2 * (ptrdiff_t)n;
+    for (ptrdiff_t j = 0; j < full_lanes; j += n)
+        for (ptrdiff_t ii = 0; ii < full_rows; ii += step) {
+            char *d = dst + ii * drow + j * es;
+            const char *s = src + j * slane + ii * es;
+            switch (es) {
+            case 1: lk_tile2_8(d, drow, s, slane); break;
+            case 2: lk_tile2_16(d, drow, s, slane); break;
+            case 4: lk_tile2_32(d, drow, s, slane); break;
+            default: lk_tile2_64(d, drow, s, slane); break;
+            }
+        }
 }
 #endif
 
@@ -532,8 +565,14 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         ptrdiff_t full_lanes = lanes - lanes % n;
 #ifdef LK_HAVE_AVX2_TILES
         if (lk_avx2() && rows >= 4096 && full_lanes >= n) {
+            ptrdiff_t done;
             full_rows = rows - rows % (2 * n);
-            lk_transpose_direct_avx2(dst, drow, src, slane, full_rows, full_lanes, es, n);
+            /* Byte tiles read 16 lanes in lockstep, more than L1's 8 ways. */
+            done = es == 1 ? lk_transpose_chunked_avx2(dst, drow, src, slane, full_rows,
+                                                       full_lanes, es, n)
+                           : 0;
+            lk_transpose_direct_avx2(dst + done * drow, drow, src + done * es, slane,
+                                     full_rows - done, full_lanes, es, n);
         } else if (lk_avx2())
             lk_transpose_full_avx2(dst, drow, src, slane, full_rows, full_lanes, es, n);
         else
