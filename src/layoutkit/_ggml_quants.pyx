@@ -3176,10 +3176,67 @@ def can_dequantize(int type_id):
     return _dequant_fn(type_id) != NULL
 
 
+cdef extern from "layoutkit_pool.h" nogil:
+    ctypedef void (*lk_pool_fn)(void* ctx, Py_ssize_t item) noexcept nogil
+    int lk_pool_run(int threads, Py_ssize_t nitems, lk_pool_fn fn, void* ctx)
+    int lk_pool_native()
+
+
+cdef struct BlockJob:
+    quant_fn quant          # one of quant / dequant / row is set
+    dequant_fn dequant
+    row_fn row
+    const float* qw
+    const char* src
+    char* dst
+    Py_ssize_t n            # blocks (rows for ``row``)
+    Py_ssize_t per          # blocks (rows) per item
+    Py_ssize_t src_step     # bytes per block (row) on each side
+    Py_ssize_t dst_step
+    Py_ssize_t n_per_row
+
+
+cdef void block_item(void* ctx, Py_ssize_t item) noexcept nogil:
+    """Blocks (or rows) ``[item * per, ...)`` of a threaded run: the pool's task."""
+    cdef const BlockJob* J = <const BlockJob*>ctx
+    cdef Py_ssize_t lo = item * J.per
+    cdef Py_ssize_t hi = lo + J.per if lo + J.per < J.n else J.n
+    cdef Py_ssize_t r
+    if J.quant != NULL:
+        J.quant(<const float*>(J.src + lo * J.src_step), <uint8_t*>(J.dst + lo * J.dst_step),
+                hi - lo)
+    elif J.dequant != NULL:
+        J.dequant(<const uint8_t*>(J.src + lo * J.src_step), <float*>(J.dst + lo * J.dst_step),
+                  hi - lo)
+    else:
+        for r in range(lo, hi):
+            J.row(<const float*>(J.src + r * J.src_step), <uint8_t*>(J.dst + r * J.dst_step),
+                  J.n_per_row, J.qw)
+
+
+cdef int run_blocks(BlockJob* job, int threads) noexcept nogil:
+    """Run ``job`` on ``threads`` threads (a few items per thread, so a slowed core
+    takes fewer); -1 when the platform has no native pool."""
+    if threads <= 1:
+        job.per = job.n
+        block_item(job, 0)
+        return 0
+    job.per = (job.n + 4 * threads - 1) // (4 * threads)
+    return lk_pool_run(threads, (job.n + job.per - 1) // job.per, block_item, job)
+
+
+def native_pool():
+    """True if ``threads=`` runs on the native worker pool (False: Windows builds)."""
+    return lk_pool_native() != 0
+
+
 def quantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
-                    const float[::1] x, uint8_t[::1] out):
-    """Quantize ``len(x) // block_size`` whole blocks of ``x`` into ``out`` (GIL released)."""
+                    const float[::1] x, uint8_t[::1] out, int threads=1):
+    """Quantize ``len(x) // block_size`` whole blocks of ``x`` into ``out`` (GIL released;
+    ``threads > 1`` splits the blocks across the native pool)."""
     cdef quant_fn fn = _quant_fn(type_id)
+    cdef BlockJob job
+    cdef int rc
     cdef Py_ssize_t nb
     if fn == NULL:
         raise ValueError(f"no quantize kernel for ggml type id {type_id}")
@@ -3190,8 +3247,13 @@ def quantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
         raise ValueError(f"out must hold {nb * type_size} bytes, got {out.shape[0]}")
     if nb == 0:
         return
+    job.quant, job.dequant, job.row = fn, NULL, NULL
+    job.src, job.dst = <const char*>&x[0], <char*>&out[0]
+    job.n, job.src_step, job.dst_step = nb, block_size * sizeof(float), type_size
     with nogil:
-        fn(&x[0], &out[0], nb)
+        rc = run_blocks(&job, threads)
+        if rc != 0:
+            fn(&x[0], &out[0], nb)
 
 
 def uses_imatrix(int type_id):
@@ -3201,12 +3263,14 @@ def uses_imatrix(int type_id):
 
 def quantize_rows_imatrix(int type_id, Py_ssize_t n_per_row, Py_ssize_t block_size,
                           Py_ssize_t type_size, const float[::1] x, const float[::1] qw,
-                          uint8_t[::1] out):
+                          uint8_t[::1] out, int threads=1):
     """Quantize whole rows of ``n_per_row`` values with importance weights ``qw`` (GIL released).
 
     One weight per column (``len(qw) == n_per_row``), as ggml_quantize_chunk takes them.
     """
     cdef row_fn fn = _row_fn(type_id)
+    cdef BlockJob job
+    cdef int rc
     cdef Py_ssize_t nrows, r, row_bytes
     if fn == NULL:
         raise ValueError(f"no importance-matrix quantizer for ggml type id {type_id}")
@@ -3221,15 +3285,24 @@ def quantize_rows_imatrix(int type_id, Py_ssize_t n_per_row, Py_ssize_t block_si
         raise ValueError(f"out must hold {nrows * row_bytes} bytes, got {out.shape[0]}")
     if nrows == 0:
         return
+    job.quant, job.dequant, job.row, job.qw = NULL, NULL, fn, &qw[0]
+    job.src, job.dst = <const char*>&x[0], <char*>&out[0]
+    job.n, job.n_per_row = nrows, n_per_row
+    job.src_step, job.dst_step = n_per_row * sizeof(float), row_bytes
     with nogil:
-        for r in range(nrows):
-            fn(&x[r * n_per_row], &out[r * row_bytes], n_per_row, &qw[0])
+        rc = run_blocks(&job, threads)
+        if rc != 0:
+            for r in range(nrows):
+                fn(&x[r * n_per_row], &out[r * row_bytes], n_per_row, &qw[0])
 
 
 def dequantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
-                      const uint8_t[::1] q, float[::1] out):
-    """Dequantize ``len(q) // type_size`` whole blocks of ``q`` into ``out`` (GIL released)."""
+                      const uint8_t[::1] q, float[::1] out, int threads=1):
+    """Dequantize ``len(q) // type_size`` whole blocks of ``q`` into ``out`` (GIL released;
+    ``threads > 1`` splits the blocks across the native pool)."""
     cdef dequant_fn fn = _dequant_fn(type_id)
+    cdef BlockJob job
+    cdef int rc
     cdef Py_ssize_t nb
     if fn == NULL:
         raise ValueError(f"no dequantize kernel for ggml type id {type_id}")
@@ -3240,8 +3313,13 @@ def dequantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
         raise ValueError(f"out must hold {nb * block_size} floats, got {out.shape[0]}")
     if nb == 0:
         return
+    job.quant, job.dequant, job.row = NULL, fn, NULL
+    job.src, job.dst = <const char*>&q[0], <char*>&out[0]
+    job.n, job.src_step, job.dst_step = nb, type_size, block_size * sizeof(float)
     with nogil:
-        fn(&q[0], &out[0], nb)
+        rc = run_blocks(&job, threads)
+        if rc != 0:
+            fn(&q[0], &out[0], nb)
 
 
 cdef void _free_row_kernels(object capsule) noexcept:

@@ -615,6 +615,12 @@ def _run_rows(
     if chunks == 1:
         work(0, nrows)
         return
+    if _k.native_pool():
+        _k.quantize_rows_imatrix(
+            info.id, n, info.block_size, info.type_size,
+            x2.reshape(-1), qw, out2.reshape(-1), chunks,
+        )  # fmt: skip
+        return
     from concurrent.futures import ThreadPoolExecutor
 
     bounds = [nrows * k // chunks for k in range(chunks + 1)]
@@ -676,7 +682,10 @@ def _run(
     if chunks == 1:
         kernel(info.id, info.block_size, info.type_size, src, dst)
         return
-    from concurrent.futures import ThreadPoolExecutor
+    if _k.native_pool():  # the kernel splits the blocks across the native pool
+        kernel(info.id, info.block_size, info.type_size, src, dst, chunks)
+        return
+    from concurrent.futures import ThreadPoolExecutor  # builds without the native pool
 
     bounds = [nblocks * k // chunks for k in range(chunks + 1)]
     with ThreadPoolExecutor(max_workers=chunks) as pool:

@@ -166,11 +166,15 @@ static int lk_pool_run(int threads, ptrdiff_t nitems, lk_pool_fn fn, void *ctx) 
     return 0;
 }
 
+static inline int lk_pool_native(void) { return 1; }
+
 #else
 static int lk_pool_run(int threads, ptrdiff_t nitems, lk_pool_fn fn, void *ctx) {
     (void)threads; (void)nitems; (void)fn; (void)ctx;
     return -1;
 }
+
+static inline int lk_pool_native(void) { return 0; }
 #endif
 
 #endif /* LAYOUTKIT_POOL_H */
