@@ -227,3 +227,51 @@ def test_cached_validation_still_tells_bool_from_int():
         layout.pack(x, dtype=np.int8, scale=0.5, zero_point=True)
     with pytest.raises(TypeError, match="zero_point"):
         layout.pack(x, dtype=np.int8, scale=0.5, zero_point=1.0)
+
+
+@pytest.mark.parametrize("scale", [1 / 128, 0.37, 1 / 3])
+@pytest.mark.parametrize(
+    ("dst", "zero_point"),
+    [(np.int8, -128), (np.int8, -5), (np.int8, 127), (np.uint8, 7), (np.uint8, 255)],
+)
+def test_quantize_saturation_and_far_ties(scale, dst, zero_point):
+    """Zero points at the ends of the range, quotients far beyond it (ties near
+    +-1024 and +-32768 included), infinities and NaN, in the SIMD body and tail."""
+    k = np.concatenate([np.arange(-1100, -900), np.arange(-60, 60), np.arange(900, 1100)])
+    base = (k.astype(np.float32) + np.float32(0.5)) * np.float32(scale)
+    far = np.float32(scale) * np.array([32767.5, -32768.5, 40000.0, -40000.0, 2.0**31, -(2.0**31)])
+    special = np.array([np.inf, -np.inf, np.nan, -np.nan, 1e30, -1e30, 0.0, -0.0])
+    x = np.concatenate(
+        [base, np.nextafter(base, np.float32(np.inf)), np.nextafter(base, np.float32(-np.inf))]
+        + [far.astype(np.float32), special.astype(np.float32)]
+    ).astype(np.float32)
+    x = np.resize(x, 32 * ((x.size + 31) // 32) + 5).reshape(1, 1, 1, -1)
+    got = lk.Layout("NCHW").pack(x, dtype=dst, scale=scale, zero_point=zero_point)
+    want = quantize_ref(x, scale, zero_point, dst)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("tag", "channels"),
+    [
+        ("NCHW4c", 3), ("NCHW4c", 4), ("NCHW4c", 6), ("HCWN4c", 3), ("NCHW8c", 5),
+        ("HCWN8c", 8), ("NCHW16c", 13), ("HCWN16c", 16),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("dst", "scale", "zero_point", "pad_value"),
+    [
+        (np.int8, 1 / 128, 0, 0), (np.int8, 0.37, -3, -7), (np.int8, 1 / 3, 127, 100),
+        (np.uint8, 1 / 64, 128, 0), (np.uint8, 0.05, 255, 250),
+    ],
+)  # fmt: skip
+def test_quantize_into_byte_lanes(tag, channels, dst, scale, zero_point, pad_value):
+    """float32 planes quantized straight into rows of 4/8/16 byte lanes (the fused
+    quantize-and-interleave kernel), padding lanes included, rows not a multiple of 8."""
+    x = _image((1, channels, 13, 29), np.float32, seed=channels)
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(
+        x, dtype=dst, scale=scale, zero_point=zero_point, pad_value=pad_value
+    )  # fmt: skip
+    want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW", pad_value=pad_value)
+    assert got.tobytes() == want.tobytes()

@@ -13,7 +13,7 @@ Elements move by size (1, 2, 4, 8 bytes as unsigned ints; any other size by
 memcpy), so every numpy dtype, structured ones included, is supported.
 """
 
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.pycapsule cimport PyCapsule_New
@@ -138,6 +138,13 @@ cdef extern from "layoutkit_pool.h" nogil:
 cdef extern from "layoutkit_cast.h" nogil:
     int lk_cast(void* dst, const void* src, Py_ssize_t n, Py_ssize_t s, int st, int dt,
                 float scale, float zp)
+    Py_ssize_t lk_quantize_interleave(char* dst, const char* src, Py_ssize_t lane_stride,
+                                      Py_ssize_t n, int k, int lo, int hi, int dt, float scale,
+                                      float zp, int pad)
+    enum:
+        LK_T_F32
+        LK_T_I8
+        LK_T_U8
 
 
 def simd_name():
@@ -344,6 +351,7 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
     cdef Py_ssize_t es = P.esize
     cdef Py_ssize_t ses = P.src_esize
     cdef Py_ssize_t i, j, i0, m, tile
+    cdef int padv
     cdef char* row
     cdef char* tmp = NULL
     if d1 == es and s1 == ses:
@@ -355,6 +363,20 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
                     P.cast_src, P.cast_dst, P.scale, P.zero_point)
             fill_run(row + hi * es, n1 - hi, P.pad, es)
         return
+    if (s0 == ses and hi > lo and P.cast_src == LK_T_F32 and es == 1 and d1 == 1
+            and d0 == n1 and (n1 == 4 or n1 == 8 or n1 == 16)):
+        # float32 channel planes into rows of 4/8/16 bytes (NCHW4c, HCWN4c of
+        # int8): quantize and interleave in one pass where the CPU allows.
+        padv = P.pad[0]
+        if P.cast_dst == LK_T_I8:
+            padv = (<const int8_t*>P.pad)[0]
+        i0 = lk_quantize_interleave(dst, src, s1, n0, <int>n1, <int>lo, <int>hi, P.cast_dst,
+                                    P.scale, P.zero_point, padv)
+        src += i0 * s0
+        dst += i0 * d0
+        n0 -= i0
+        if n0 == 0:
+            return
     if s0 == ses and hi > lo:
         # Lanes contiguous in the source: convert a tile of every data lane into
         # an L1 scratch buffer of the destination type, then interleave it with

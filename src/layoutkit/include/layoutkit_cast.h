@@ -173,69 +173,208 @@ LK_DEFINE_CAST(lk_cast_avx2, __attribute__((target("avx2"))))
  * AVX2 float32 -> int8/uint8 quantize of a contiguous run, 32 elements a step.
  * x / scale is computed as x * (1/scale): the two differ by at most ~3 units in
  * the last place, which can change the rounded result only when the quotient
- * lies within that distance of a half-integer. Such steps (and any step where
- * 1/scale is not a normal float) are redone with a true division, so results
- * equal QuantizeLinear's divide exactly. Returns the number of elements done
- * (a multiple of 32); the caller finishes the tail.
+ * lies within that distance of a half-integer. Such steps are redone with a
+ * true division (and a 1/scale that is not a normal float is left to the
+ * caller's scalar loop), so results
+ * equal QuantizeLinear's divide exactly. A power-of-two scale needs no check:
+ * x * inv and x / scale are then the same real number, so their correctly
+ * rounded values are equal.
+ *
+ * The rounding is the conversion's own (round to nearest even under the
+ * default MXCSR, checked). The integers are packed to int16 with saturation,
+ * the zero point added with saturation there, and packed to 8 bits: every
+ * value beyond +-32767 saturates the same way as the exact one would. Quotients
+ * are clamped below 2^30 first (a larger one would convert to INT_MIN), and NaN
+ * is zeroed, so it lands on the zero point. Returns the number of elements
+ * done (a multiple of 32); the caller finishes the tail.
  */
+__attribute__((target("avx2"))) static inline __m256i lk_quant32_avx2(__m256 v) {
+    v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));       /* NaN -> 0 */
+    v = _mm256_min_ps(v, _mm256_set1_ps(1073741824.0f));       /* no positive overflow */
+    return _mm256_cvtps_epi32(v);                                /* below -2^31: INT_MIN */
+}
+
+/* v within 2^-12 of a half-integer, where x * inv may round otherwise than
+ * x / scale. The two differ by at most 3 * 2^-24 * |v|, under 2^-12 while
+ * |v| <= 1024; beyond that both saturate every 8-bit result alike, so the test
+ * may say anything there. */
+__attribute__((target("avx2"))) static inline __m256 lk_near_tie_avx2(__m256 v) {
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 r = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(v, r), absmask),
+                         _mm256_set1_ps(0.5f - 1.0f / 4096), _CMP_GE_OQ);
+}
+
 __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *restrict dst, const float *restrict src,
                                                                      ptrdiff_t n, int is_signed, float scale,
                                                                      float zp) {
     float inv = 1.0f / scale;
     if (!(isfinite(inv) && inv > 1.1754944e-38f)) return 0;
-    const __m256 vinv = _mm256_set1_ps(inv), vscale = _mm256_set1_ps(scale), vzp = _mm256_set1_ps(zp);
-    const __m256 lo = _mm256_set1_ps(is_signed ? -128.0f : 0.0f), hi = _mm256_set1_ps(is_signed ? 127.0f : 255.0f);
-    const __m256 half = _mm256_set1_ps(0.5f), tol = _mm256_set1_ps(4.76837158e-07f); /* 2^-21 */
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    if (_MM_GET_ROUNDING_MODE() != _MM_ROUND_NEAREST) return 0;
+    const __m256 vinv = _mm256_set1_ps(inv), vscale = _mm256_set1_ps(scale);
+    const __m256i vzp = _mm256_set1_epi16((short)zp);
+    int has_zp = zp != 0.0f;
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    /* A power-of-two scale (whose reciprocal, checked above, is a normal float):
-     * x * inv and x / scale are the same real number, so both correctly rounded
-     * results are equal (subnormal and overflowing ones included); no step needs
-     * checking. */
-    int exact = 0;
-    {
-        int e;
-        float m = frexpf(scale, &e);
-        exact = m == 0.5f && scale > 0.0f;
-    }
+    int e;
+    int exact = frexpf(scale, &e) == 0.5f && scale > 0.0f;
     ptrdiff_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        __m256 v[4], r[4];
-        __m256 near = _mm256_setzero_ps();
-        for (int k = 0; k < 4; k++) {
-            v[k] = _mm256_mul_ps(_mm256_loadu_ps(src + i + 8 * k), vinv);
-            r[k] = _mm256_round_ps(v[k], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 v0 = _mm256_mul_ps(_mm256_loadu_ps(src + i), vinv);
+        __m256 v1 = _mm256_mul_ps(_mm256_loadu_ps(src + i + 8), vinv);
+        __m256 v2 = _mm256_mul_ps(_mm256_loadu_ps(src + i + 16), vinv);
+        __m256 v3 = _mm256_mul_ps(_mm256_loadu_ps(src + i + 24), vinv);
+        if (!exact && _mm256_movemask_ps(_mm256_or_ps(_mm256_or_ps(lk_near_tie_avx2(v0), lk_near_tie_avx2(v1)),
+                                                      _mm256_or_ps(lk_near_tie_avx2(v2), lk_near_tie_avx2(v3))))) {
+            v0 = _mm256_div_ps(_mm256_loadu_ps(src + i), vscale);
+            v1 = _mm256_div_ps(_mm256_loadu_ps(src + i + 8), vscale);
+            v2 = _mm256_div_ps(_mm256_loadu_ps(src + i + 16), vscale);
+            v3 = _mm256_div_ps(_mm256_loadu_ps(src + i + 24), vscale);
         }
-        if (!exact) {
-            for (int k = 0; k < 4; k++) {
-                __m256 dist = _mm256_sub_ps(half, _mm256_and_ps(_mm256_sub_ps(v[k], r[k]), absmask));
-                near = _mm256_or_ps(near, _mm256_cmp_ps(dist, _mm256_mul_ps(_mm256_and_ps(v[k], absmask), tol),
-                                                        _CMP_LE_OQ));
-            }
+        /* 32-bit -> 16-bit -> 8-bit, saturating; the packs work per 128-bit
+         * lane, so the order is fixed after. */
+        __m256i w01 = _mm256_packs_epi32(lk_quant32_avx2(v0), lk_quant32_avx2(v1));
+        __m256i w23 = _mm256_packs_epi32(lk_quant32_avx2(v2), lk_quant32_avx2(v3));
+        if (has_zp) {
+            w01 = _mm256_adds_epi16(w01, vzp);
+            w23 = _mm256_adds_epi16(w23, vzp);
         }
-        if (_mm256_movemask_ps(near)) {
-            for (int k = 0; k < 4; k++) {
-                v[k] = _mm256_div_ps(_mm256_loadu_ps(src + i + 8 * k), vscale);
-                r[k] = _mm256_round_ps(v[k], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            }
-        }
-        __m256i q[4];
-        for (int k = 0; k < 4; k++) {
-            __m256 t = _mm256_add_ps(r[k], vzp);
-            t = _mm256_blendv_ps(t, vzp, _mm256_cmp_ps(v[k], v[k], _CMP_UNORD_Q)); /* NaN -> zp */
-            t = _mm256_min_ps(_mm256_max_ps(t, lo), hi);
-            q[k] = _mm256_cvtps_epi32(t);
-        }
-        /* 32-bit -> 16-bit -> 8-bit; the packs work per 128-bit lane, so fix the order after. */
-        __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
-        __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
         __m256i b = is_signed ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
         b = _mm256_permutevar8x32_epi32(b, order);
         _mm256_storeu_si256((__m256i *)((char *)dst + i), b);
     }
     return i;
 }
+
+/*
+ * Quantize and interleave in one pass: float32 lanes (channel planes) into rows
+ * of k one-byte slots, k = 4, 8 or 16 (NCHW4c, HCWN4c/8c/16c of int8/uint8):
+ *
+ *   out[i * k + j] = quantize(lane j's element i)   for lo <= j < hi,
+ *                    pad                            otherwise,
+ *
+ * lane j starting at src + j * lane_stride, its elements contiguous. Eight rows
+ * a step: each group of four lanes is converted and packed to bytes as in
+ * lk_quantize_f32_avx2 (a pad lane enters as pad - zero_point, so the zero
+ * point added to every lane leaves it at pad), and one shuffle turns each
+ * 4 x 4 block of bytes from lane-major to row-major. Returns the rows done (a
+ * multiple of 8; 0 when the scale or the rounding mode does not allow it).
+ */
+__attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quantize_interleave_k(
+    char *restrict dst, const char *restrict src, ptrdiff_t lane_stride, ptrdiff_t n, const int k,
+    int lo, int hi, const int is_signed, const int exact, float scale, float zp, int pad) {
+    float inv = 1.0f / scale;
+    const __m256 vinv = _mm256_set1_ps(inv), vscale = _mm256_set1_ps(scale);
+    const __m256i vzp = _mm256_set1_epi16((short)zp);
+    const __m256i vpad = _mm256_set1_epi32(pad - (int)zp);
+    const __m256i rowmajor = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+                                              0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    int has_zp = zp != 0.0f;
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i quad[4];
+        for (int t = 0; t < k / 4; t++) {
+            __m256 v[4];
+            __m256 near = _mm256_setzero_ps();
+            for (int u = 0; u < 4; u++) {
+                int j = 4 * t + u;
+                if (j >= lo && j < hi) {
+                    v[u] = _mm256_mul_ps(_mm256_loadu_ps((const float *)(src + j * lane_stride) + i), vinv);
+                    if (!exact) near = _mm256_or_ps(near, lk_near_tie_avx2(v[u]));
+                }
+            }
+            if (!exact && _mm256_movemask_ps(near))
+                for (int u = 0; u < 4; u++) {
+                    int j = 4 * t + u;
+                    if (j >= lo && j < hi)
+                        v[u] = _mm256_div_ps(_mm256_loadu_ps((const float *)(src + j * lane_stride) + i), vscale);
+                }
+            __m256i q[4];
+            for (int u = 0; u < 4; u++) {
+                int j = 4 * t + u;
+                q[u] = j >= lo && j < hi ? lk_quant32_avx2(v[u]) : vpad;
+            }
+            __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
+            __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
+            if (has_zp) {
+                w01 = _mm256_adds_epi16(w01, vzp);
+                w23 = _mm256_adds_epi16(w23, vzp);
+            }
+            __m256i b = is_signed ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
+            /* each half: rows 0-3 (4-7) of the four lanes, lane-major -> row-major */
+            quad[t] = _mm256_shuffle_epi8(b, rowmajor);
+        }
+        char *o = dst + i * k;
+        if (k == 4) {
+            _mm256_storeu_si256((__m256i *)o, quad[0]);
+        } else if (k == 8) {
+            __m256i a = _mm256_unpacklo_epi32(quad[0], quad[1]); /* rows 0,1 | 4,5 */
+            __m256i b = _mm256_unpackhi_epi32(quad[0], quad[1]); /* rows 2,3 | 6,7 */
+            _mm256_storeu_si256((__m256i *)o, _mm256_permute2x128_si256(a, b, 0x20));
+            _mm256_storeu_si256((__m256i *)(o + 32), _mm256_permute2x128_si256(a, b, 0x31));
+        } else {
+            __m256i a01 = _mm256_unpacklo_epi32(quad[0], quad[1]), b01 = _mm256_unpackhi_epi32(quad[0], quad[1]);
+            __m256i a23 = _mm256_unpacklo_epi32(quad[2], quad[3]), b23 = _mm256_unpackhi_epi32(quad[2], quad[3]);
+            __m256i r0 = _mm256_unpacklo_epi64(a01, a23); /* row 0 | row 4 */
+            __m256i r1 = _mm256_unpackhi_epi64(a01, a23); /* row 1 | row 5 */
+            __m256i r2 = _mm256_unpacklo_epi64(b01, b23); /* row 2 | row 6 */
+            __m256i r3 = _mm256_unpackhi_epi64(b01, b23); /* row 3 | row 7 */
+            _mm256_storeu_si256((__m256i *)o, _mm256_permute2x128_si256(r0, r1, 0x20));
+            _mm256_storeu_si256((__m256i *)(o + 32), _mm256_permute2x128_si256(r2, r3, 0x20));
+            _mm256_storeu_si256((__m256i *)(o + 64), _mm256_permute2x128_si256(r0, r1, 0x31));
+            _mm256_storeu_si256((__m256i *)(o + 96), _mm256_permute2x128_si256(r2, r3, 0x31));
+        }
+    }
+    return i;
+}
+
+/* One copy of the loop per lane count, signedness and scale kind, so each is
+ * fully unrolled. */
+#define LK_QI_CASE(K, S, X)                                                               \
+    __attribute__((target("avx2"))) static ptrdiff_t lk_qi_##K##_##S##_##X(                \
+        char *restrict dst, const char *restrict src, ptrdiff_t ls, ptrdiff_t n, int lo, int hi, \
+        float scale, float zp, int pad) {                                                 \
+        return lk_quantize_interleave_k(dst, src, ls, n, K, lo, hi, S, X, scale, zp, pad);  \
+    }
+#define LK_QI_CASES(K) LK_QI_CASE(K, 0, 0) LK_QI_CASE(K, 0, 1) LK_QI_CASE(K, 1, 0) LK_QI_CASE(K, 1, 1)
+LK_QI_CASES(4)
+LK_QI_CASES(8)
+LK_QI_CASES(16)
+
+typedef ptrdiff_t (*lk_qi_fn)(char *restrict, const char *restrict, ptrdiff_t, ptrdiff_t, int, int,
+                              float, float, int);
+
+__attribute__((target("avx2"))) static ptrdiff_t lk_quantize_interleave_avx2(
+    char *restrict dst, const char *restrict src, ptrdiff_t lane_stride, ptrdiff_t n, int k, int lo,
+    int hi, int is_signed, float scale, float zp, int pad) {
+    static const lk_qi_fn fns[3][2][2] = {
+        {{lk_qi_4_0_0, lk_qi_4_0_1}, {lk_qi_4_1_0, lk_qi_4_1_1}},
+        {{lk_qi_8_0_0, lk_qi_8_0_1}, {lk_qi_8_1_0, lk_qi_8_1_1}},
+        {{lk_qi_16_0_0, lk_qi_16_0_1}, {lk_qi_16_1_0, lk_qi_16_1_1}},
+    };
+    float inv = 1.0f / scale;
+    int e;
+    if (!(k == 4 || k == 8 || k == 16) || lo < 0 || hi > k || lo >= hi) return 0;
+    if (!(isfinite(inv) && inv > 1.1754944e-38f)) return 0;
+    if (_MM_GET_ROUNDING_MODE() != _MM_ROUND_NEAREST) return 0;
+    int exact = frexpf(scale, &e) == 0.5f && scale > 0.0f;
+    return fns[k == 4 ? 0 : k == 8 ? 1 : 2][is_signed != 0][exact](dst, src, lane_stride, n, lo, hi,
+                                                                    scale, zp, pad);
+}
 #endif
+
+/* lk_quantize_interleave_avx2 where the CPU has AVX2, else 0 rows done. */
+static inline ptrdiff_t lk_quantize_interleave(char *restrict dst, const char *restrict src,
+                                               ptrdiff_t lane_stride, ptrdiff_t n, int k, int lo,
+                                               int hi, int dt, float scale, float zp, int pad) {
+#ifdef LK_HAVE_X86_CLONES
+    if (lk_avx2() && (dt == LK_T_I8 || dt == LK_T_U8))
+        return lk_quantize_interleave_avx2(dst, src, lane_stride, n, k, lo, hi, dt == LK_T_I8, scale,
+                                           zp, pad);
+#endif
+    (void)dst; (void)src; (void)lane_stride; (void)n; (void)k; (void)lo; (void)hi; (void)dt;
+    (void)scale; (void)zp; (void)pad;
+    return 0;
+}
 
 static inline int lk_cast(void *restrict dst, const void *restrict src, ptrdiff_t n, ptrdiff_t s,
                           int st, int dt, float scale, float zp) {
