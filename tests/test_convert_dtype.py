@@ -241,10 +241,9 @@ def test_quantize_saturation_and_far_ties(scale, dst, zero_point):
     base = (k.astype(np.float32) + np.float32(0.5)) * np.float32(scale)
     far = np.float32(scale) * np.array([32767.5, -32768.5, 40000.0, -40000.0, 2.0**31, -(2.0**31)])
     special = np.array([np.inf, -np.inf, np.nan, -np.nan, 1e30, -1e30, 0.0, -0.0])
-    x = np.concatenate(
-        [base, np.nextafter(base, np.float32(np.inf)), np.nextafter(base, np.float32(-np.inf))]
-        + [far.astype(np.float32), special.astype(np.float32)]
-    ).astype(np.float32)
+    up, down = np.nextafter(base, np.float32(np.inf)), np.nextafter(base, np.float32(-np.inf))
+    parts = [base, up, down, far.astype(np.float32), special.astype(np.float32)]
+    x = np.concatenate(parts).astype(np.float32)
     x = np.resize(x, 32 * ((x.size + 31) // 32) + 5).reshape(1, 1, 1, -1)
     got = lk.Layout("NCHW").pack(x, dtype=dst, scale=scale, zero_point=zero_point)
     want = quantize_ref(x, scale, zero_point, dst)
