@@ -169,3 +169,22 @@ def test_long_lane_transposes(shape, dtype):
         packed = layout.pack(x, pad_value=9)
         assert packed.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=9).tobytes()
         assert layout.unpack(packed, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize(("tag", "c"), [("HCWN4c", 2050), ("HCWN8c", 67), ("HCWN16c", 35)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64, "V3"])
+@pytest.mark.parametrize("hw", [(7, 7), (1, 5), (3, 32)])
+def test_tiny_planes_of_many_channels(tag, c, dtype, hw):
+    """Rows of a few elements per box (7x7 planes of 2048 channels): the lanes are
+    moved element by element, padding lanes included, for every element size."""
+    shape = (1, c, *hw)
+    x = np.random.default_rng(c).integers(0, 250, shape).astype(np.uint8)
+    if dtype == "V3":
+        x = np.repeat(x[..., None], 3, axis=-1).view("V3")[..., 0]
+    else:
+        x = x.astype(dtype)
+    layout = lk.Layout(tag, dims="NCHW")
+    pad = 0 if dtype == "V3" else 9
+    got = layout.pack(x, pad_value=pad)
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=pad).tobytes()
+    assert np.array_equal(layout.unpack(got, shape), x)

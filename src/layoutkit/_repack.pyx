@@ -492,6 +492,49 @@ cdef inline bint advance(const Plan* P, int lev, int top, Py_ssize_t* idx,
     return False
 
 
+cdef inline void copy_lane_box(char* dst, const char* src, const Py_ssize_t* lane_off,
+                               const bint* lane_pad, const void* padbuf, Py_ssize_t m,
+                               Py_ssize_t K, Py_ssize_t es) noexcept nogil:
+    """One box of copy_lanes: K lanes of m elements interleaved, TILE rows at a time."""
+    cdef const void* lanes[64]
+    cdef Py_ssize_t i0 = 0, mm, j
+    while i0 < m:
+        mm = m - i0 if m - i0 < TILE else TILE
+        for j in range(K):
+            lanes[j] = padbuf if lane_pad[j] else src + lane_off[j] + i0 * es
+        lk_interleave(dst + i0 * K * es, lanes, mm, <int>K, K, <int>es)
+        i0 += mm
+
+
+cdef inline void copy_tiny_lanes(char* dst, const char* src, const Py_ssize_t* lane_off,
+                                 const bint* lane_pad, const char* padbuf, Py_ssize_t m,
+                                 Py_ssize_t K, Py_ssize_t es) noexcept nogil:
+    """copy_lane_box for lanes of at most 32 bytes: plain element moves."""
+    cdef Py_ssize_t i, j
+    cdef const char* p
+    cdef const uint8_t* lp[64]
+    cdef uint8_t* o = <uint8_t*>dst
+    if es == 1:
+        for j in range(K):
+            lp[j] = <const uint8_t*>(padbuf if lane_pad[j] else src + lane_off[j])
+        for i in range(m):       # destination order: one row of K lanes at a time
+            for j in range(K):
+                o[j] = lp[j][i]
+            o += K
+        return
+    for j in range(K):
+        p = padbuf if lane_pad[j] else src + lane_off[j]
+        if es == 2:
+            for i in range(m):
+                (<uint16_t*>dst)[i * K + j] = (<const uint16_t*>p)[i]
+        elif es == 4:
+            for i in range(m):
+                (<uint32_t*>dst)[i * K + j] = (<const uint32_t*>p)[i]
+        else:
+            for i in range(m):
+                memcpy(dst + (i * K + j) * es, p + i * es, es)
+
+
 cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                      const Py_ssize_t* ext, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """The box of levels [lev, nlev) as interleaves of many lanes, if it has that shape.
@@ -500,17 +543,18 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     levels below it form one contiguous run of K slots in the destination: e.g.
     HCWN4c of a batch, where each W row of the destination holds N x 4 lanes, each
     lane a contiguous W run of some source plane. The 2-D box path would see only
-    the innermost two levels (N x 4 elements) per call. Returns False otherwise.
+    the innermost two levels (N x 4 elements) per call. Also for a single level of
+    lanes when rows are tiny (HCWN4c of 7x7 planes: 7 x 4 bytes per box), where
+    a 2-D box call per 28 bytes costs ~500 instructions. Returns False otherwise.
     """
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
     cdef int L = -1, k, j, nord, best
     cdef int order[MAX_LEVELS]
-    cdef Py_ssize_t K = 1, m, i0, mm, off, stride
+    cdef Py_ssize_t K = 1, m, off, stride
     cdef Py_ssize_t idx[MAX_LEVELS]
     cdef Py_ssize_t lane_off[64]
     cdef bint lane_pad[64]
-    cdef const void* lanes[64]
     cdef uint64_t padbuf[TILE]
     if P.cast_src >= 0 or nlev - lev < 3 or es > 8:
         return False
@@ -520,8 +564,10 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             L = k
             break
         k -= 1
-    if L < 0 or L > nlev - 3 or P.ds[nlev - 1] != es:
+    if L < 0 or L > nlev - 2 or P.ds[nlev - 1] != es:
         return False
+    if L == nlev - 2 and ext[L] * es > 32:
+        return False        # one level of lanes: the 2-D box kernels do better, but for tiny rows
     for k in range(nlev - 1, L, -1):
         if k < nlev - 1 and P.ds[k] != ext[k + 1] * P.ds[k + 1]:
             return False
@@ -571,19 +617,18 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             order[j] = order[j + 1]
         order[nord - 1] = k
     while True:
-        if nord > 0 and idx[order[nord - 1]] + 1 < ext[order[nord - 1]]:
-            # Lanes are short and far apart: fetch the next box's while this one runs.
-            k = order[nord - 1]
-            for j in range(K):
-                if not lane_pad[j]:
-                    lk_prefetch_lane(src + P.ss[k] + lane_off[j], m * es)
-        i0 = 0
-        while i0 < m:
-            mm = m - i0 if m - i0 < TILE else TILE
-            for j in range(K):
-                lanes[j] = <const void*>padbuf if lane_pad[j] else src + lane_off[j] + i0 * es
-            lk_interleave(dst + i0 * K * es, lanes, mm, <int>K, K, <int>es)
-            i0 += mm
+        if m * es <= 32:
+            # Tiny lanes (7x7 planes of 2048 channels): element moves in place; a
+            # call, a prefetch and a lane table per box cost more than the box.
+            copy_tiny_lanes(dst, src, lane_off, lane_pad, <const char*>padbuf, m, K, es)
+        else:
+            if nord > 0 and idx[order[nord - 1]] + 1 < ext[order[nord - 1]]:
+                # Lanes are short and far apart: fetch the next box's while this one runs.
+                k = order[nord - 1]
+                for j in range(K):
+                    if not lane_pad[j]:
+                        lk_prefetch_lane(src + P.ss[k] + lane_off[j], m * es)
+            copy_lane_box(dst, src, lane_off, lane_pad, <const void*>padbuf, m, K, es)
         j = nord - 1
         while j >= 0:
             k = order[j]
