@@ -507,9 +507,11 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
     ptrdiff_t crow = LK_CHUNK_BYTES / es;
     ptrdiff_t rows = full_rows - full_rows % crow;
     ptrdiff_t step = 2 * (ptrdiff_t)n;
-    for (ptrdiff_t jg = 0; jg < full_lanes; jg += LK_CHUNK_LANES) {
-        ptrdiff_t group = full_lanes - jg < LK_CHUNK_LANES ? full_lanes - jg : LK_CHUNK_LANES;
-        for (ptrdiff_t i = 0; i < rows; i += crow) {
+    /* Rows outer: with more than one group of lanes (NHWC of 64 channels), a
+     * chunk's destination rows are finished while they are still in cache. */
+    for (ptrdiff_t i = 0; i < rows; i += crow) {
+        for (ptrdiff_t jg = 0; jg < full_lanes; jg += LK_CHUNK_LANES) {
+            ptrdiff_t group = full_lanes - jg < LK_CHUNK_LANES ? full_lanes - jg : LK_CHUNK_LANES;
             for (ptrdiff_t k = 0; k < group; k++) {
                 const char *s = src + (jg + k) * slane + i * es;
                 char *t = stage + k * LK_CHUNK_BYTES;
