@@ -571,7 +571,7 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         ptrdiff_t full_rows = rows - rows % n;
         ptrdiff_t full_lanes = lanes - lanes % n;
 #ifdef LK_HAVE_AVX2_TILES
-        if (lk_avx2() && rows >= 4096 && full_lanes >= n) {
+        if (lk_avx2() && (rows >= 4096 || (es == 1 && rows >= 1024 && full_lanes > 32)) && full_lanes >= n) {
             ptrdiff_t done;
             full_rows = rows - rows % (2 * n);
             /* Byte tiles read 16 lanes in lockstep, more than L1's 8 ways. */
