@@ -188,3 +188,17 @@ def test_tiny_planes_of_many_channels(tag, c, dtype, hw):
     got = layout.pack(x, pad_value=pad)
     assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=pad).tobytes()
     assert np.array_equal(layout.unpack(got, shape), x)
+
+
+@pytest.mark.parametrize("preset", ["R4Crouton4x1Layout", "R4Crouton2Layout", "R4CroutonLayout"])
+@pytest.mark.parametrize("c", [64, 40, 3])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16])
+def test_crouton_boxes_of_short_rows(preset, c, dtype):
+    """HTP croutons: boxes of 32 channels x 2-4 columns, run as interleaves of
+    short lanes inside the walk; channel padding and ragged H/W included."""
+    layout = lk.htp.layout(preset)
+    x = np.random.default_rng(c).integers(0, 250, (2, 19, 21, c)).astype(dtype)
+    got = layout.pack(x, pad_value=3)
+    want = ref_pack(x, str(layout), dims=layout.dims, pad_value=3)
+    assert got.tobytes() == want.tobytes()
+    assert np.array_equal(layout.unpack(got, x.shape), x)

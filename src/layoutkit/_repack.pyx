@@ -509,7 +509,7 @@ cdef inline void copy_lane_box(char* dst, const char* src, const Py_ssize_t* lan
 cdef inline void copy_tiny_lanes(char* dst, const char* src, const Py_ssize_t* lane_off,
                                  const bint* lane_pad, const char* padbuf, Py_ssize_t m,
                                  Py_ssize_t K, Py_ssize_t es) noexcept nogil:
-    """copy_lane_box for lanes of at most 32 bytes: plain element moves."""
+    """copy_lane_box for lanes of at most 16 bytes: plain element moves."""
     cdef Py_ssize_t i, j
     cdef const char* p
     cdef const uint8_t* lp[64]
@@ -544,8 +544,9 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     HCWN4c of a batch, where each W row of the destination holds N x 4 lanes, each
     lane a contiguous W run of some source plane. The 2-D box path would see only
     the innermost two levels (N x 4 elements) per call. Also for a single level of
-    lanes when rows are tiny (HCWN4c of 7x7 planes: 7 x 4 bytes per box), where
-    a 2-D box call per 28 bytes costs ~500 instructions. Returns False otherwise.
+    lanes when rows are short (HCWN4c of 7x7 planes: 7 x 4 bytes per box; HTP
+    Crouton4x1: 32 x 4), where a 2-D box call per box costs ~500 instructions
+    (Crouton4x1 pack: 40 -> 12 M instructions per 4 MiB). Returns False otherwise.
     """
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
@@ -566,8 +567,8 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         k -= 1
     if L < 0 or L > nlev - 2 or P.ds[nlev - 1] != es:
         return False
-    if L == nlev - 2 and ext[L] * es > 32:
-        return False        # one level of lanes: the 2-D box kernels do better, but for tiny rows
+    if L == nlev - 2 and ext[L] * es > 64:
+        return False        # one level of lanes: the 2-D box kernels do better, but for short rows
     for k in range(nlev - 1, L, -1):
         if k < nlev - 1 and P.ds[k] != ext[k + 1] * P.ds[k + 1]:
             return False
@@ -617,7 +618,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             order[j] = order[j + 1]
         order[nord - 1] = k
     while True:
-        if m * es <= 32:
+        if m * es <= 16:
             # Tiny lanes (7x7 planes of 2048 channels): element moves in place; a
             # call, a prefetch and a lane table per box cost more than the box.
             copy_tiny_lanes(dst, src, lane_off, lane_pad, <const char*>padbuf, m, K, es)
