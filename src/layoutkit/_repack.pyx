@@ -681,25 +681,30 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
     cdef Py_ssize_t es = P.esize
     cdef Py_ssize_t n1 = ext[nlev - 1]
     cdef Py_ssize_t run = (hi - lo) * es
-    cdef Py_ssize_t total = 1
     cdef bint padded = lo > 0 or hi < n1
-    cdef bint prefilled = False
     cdef Py_ssize_t idx[MAX_LEVELS]
-    if padded and P.dcontig[lev]:
-        # The whole box is one destination run: pad it at memset speed first.
-        for k in range(lev, nlev):
-            total *= ext[k]
-        fill_run(dst, total, P.pad, es)
-        prefilled = True
-    for k in range(lev, nlev - 1):
+    # The rows of the second-innermost level go in a plain loop; the odometer
+    # steps once per such block.
+    cdef int a = nlev - 2 if nlev - 2 >= lev else lev
+    cdef Py_ssize_t n0 = ext[a] if nlev - 2 >= lev else 1
+    cdef Py_ssize_t s0 = P.ss[a] if nlev - 2 >= lev else 0
+    cdef Py_ssize_t d0 = P.ds[a] if nlev - 2 >= lev else 0
+    # A block that is one destination run (crouton: 8 rows of 32 channels) is
+    # padded whole just before its data goes in, while it is in L1.
+    cdef bint block_run = padded and (n0 == 1 or d0 == n1 * es)
+    cdef Py_ssize_t r
+    for k in range(lev, a):
         idx[k] = 0
     src += lo * es
     while True:
-        if padded and not prefilled:
-            fill_run(dst, lo, P.pad, es)
-            fill_run(dst + hi * es, n1 - hi, P.pad, es)
-        copy_run(dst + lo * es, src, run)
-        if not advance(P, lev, nlev - 1, idx, ext, &src, &dst):
+        if block_run:
+            fill_run(dst, n0 * n1, P.pad, es)
+        for r in range(n0):
+            if padded and not block_run:
+                fill_run(dst + r * d0, lo, P.pad, es)
+                fill_run(dst + r * d0 + hi * es, n1 - hi, P.pad, es)
+            copy_run(dst + r * d0 + lo * es, src + r * s0, run)
+        if not advance(P, lev, a, idx, ext, &src, &dst):
             return
 
 
