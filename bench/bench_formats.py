@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from suite.common import spin_up
 
 import layoutkit as lk
 from layoutkit import larod
@@ -132,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="only the issue's two workloads")
     ap.add_argument("--repeat", type=int, default=30, help="timed repetitions (median taken)")
     args = ap.parse_args(argv)
+    spin_up()  # an idle core runs slow for its first tens of milliseconds
     print(
         f"layoutkit {lk.__version__}, numpy {np.__version__}, Python {sys.version.split()[0]}, "
         f"{platform.machine()}, threads={os.environ.get('LAYOUTKIT_NUM_THREADS', '1')}"

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from suite.common import spin_up
 
 import layoutkit as lk
 
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--types", default=",".join(FAST + SLOW), help="comma-separated GGML types")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args(argv)
+    spin_up()  # an idle core runs slow for its first tens of milliseconds
 
     try:
         from gguf import GGMLQuantizationType as T

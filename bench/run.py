@@ -77,7 +77,15 @@ def _with_threads(fn: Any, n: int) -> Any:
 
 def worker(args: argparse.Namespace) -> int:
     import numpy as np
-    from suite.common import CopyOf, make_input, paired_median, reference, same_bytes, workloads
+    from suite.common import (
+        CopyOf,
+        make_input,
+        paired_median,
+        reference,
+        same_bytes,
+        spin_up,
+        workloads,
+    )
 
     impl = args.worker
     result: dict[str, Any] = {"impl": impl, "pid": os.getpid()}
@@ -90,6 +98,7 @@ def worker(args: argparse.Namespace) -> int:
         Path(args.out).write_text(json.dumps(result))
         return 0
     result["available"] = True
+    spin_up()
     threads = [int(t) for t in args.threads.split(",") if t.strip()]
     rows: list[dict[str, Any]] = []
     t_start = time.perf_counter()

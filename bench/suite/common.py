@@ -343,6 +343,18 @@ def same_bytes(got: Any, want: np.ndarray) -> str | None:
 # ---------------------------------------------------------------------------
 
 
+def spin_up(seconds: float = 0.3) -> None:
+    """Keep the core busy for a moment before timing anything, so that a core
+    that was idle is at its working clock. (On the shared VM, compute-bound
+    kernels also alternate between full and about half speed in phases of
+    ~0.1 s while a process runs; medians of interleaved samples absorb part of
+    that, nothing removes it.)"""
+    a = np.ones(1 << 14, np.float32)
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        np.multiply(a, np.float32(1.0001), out=a)
+
+
 def _once(fn: Callable[[], Any]) -> float:
     t0 = time.perf_counter()
     fn()
