@@ -111,3 +111,28 @@ def test_concurrent_callers_with_threads():
         w.join()
     for k in range(len(xs)):
         assert results[k] == [expected[k]] * 20
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_threads_on_small_random_conversions(monkeypatch, seed, store_mode):
+    """Every split the pool makes (outer level, next level, columns of one box),
+    forced on small tensors: the bytes equal one thread's and the reference's."""
+    from test_kernel_random import DTYPES, PAIRS
+
+    from layoutkit import _engine
+
+    monkeypatch.setattr(_engine, "_MIN_BYTES_PER_THREAD", 1)
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(25):
+        a, b, dims = PAIRS[rng.integers(len(PAIRS))]
+        src_l, dst_l = lk.Layout(a, dims=dims), lk.Layout(b, dims=dims)
+        n, c, h, w = (int(v) for v in rng.integers(1, (4, 70, 40, 90)))
+        shape = (n, c, h, w) if dims == "NCHW" else (n, h, w, c)
+        dt = np.dtype(DTYPES[rng.integers(len(DTYPES))])
+        x = rng.integers(0, 256, (*shape, dt.itemsize), dtype=np.uint8).view(dt).reshape(shape)
+        pad = 0 if dt.kind == "V" else 7
+        src = src_l.pack(x, pad_value=pad)
+        want = ref_pack(x, b, dims=dims, pad_value=pad).tobytes()
+        for threads in (2, 3, 4):
+            got = lk.convert(src, shape, src_l, dst_l, pad_value=pad, threads=threads)
+            assert got.tobytes() == want, (a, b, shape, dt, threads)
