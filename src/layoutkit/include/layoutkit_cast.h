@@ -273,7 +273,8 @@ __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quanti
     for (; i + 8 <= n; i += 8) {
         __m256i quad[4];
         for (int t = 0; t < k / 4; t++) {
-            __m256 v[4];
+            __m256 v[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                           _mm256_setzero_ps()}; /* pad lanes: unused */
             __m256 near = _mm256_setzero_ps();
             for (int u = 0; u < 4; u++) {
                 int j = 4 * t + u;
