@@ -489,11 +489,13 @@ def _execute(
     out: Any,
     conv: Conversion | None,
     threads: int | None,
+    fast_key: Any = None,
 ) -> np.ndarray:
     """Allocate or check the output, then run the cached plan (or the gather fallback).
 
     ``src is None`` means ``arr`` is the strided logical tensor; ``dst is None`` a
-    C-ordered logical result.
+    C-ordered logical result. ``fast_key``: keep this validated call for repeats
+    (see ``_FAST``); given only when ``arr`` is the caller's own array.
     """
     out_dtype = conv.dst if conv is not None else arr.dtype
     if out is None:
@@ -507,6 +509,10 @@ def _execute(
         _gather(arr, src, dst, shape, result, pad, conv)
 
     _run(plan, fallback, arr, result, pad, shape, threads)
+    if fast_key is not None and plan is not None and result.size and 0 not in shape:
+        if len(_FAST) >= _FAST_MAX:
+            _FAST.clear()
+        _FAST[fast_key] = (plan, result.shape, result.dtype, pad)
     return result
 
 
@@ -525,6 +531,7 @@ _FAST_MAX = 256
 
 
 def _fast_run(key: Any, arr: np.ndarray, out: Any, threads: int | None) -> np.ndarray | None:
+    """The kept call under ``key`` run on ``arr``, or None (not kept; ``key`` unhashable)."""
     try:
         hit = _FAST.get(key)
     except TypeError:  # an unhashable argument (a list for a shape, say)
@@ -541,19 +548,13 @@ def _fast_run(key: Any, arr: np.ndarray, out: Any, threads: int | None) -> np.nd
     return result
 
 
-def _fast_store(
-    key: Any, direct: bool, plan: RepackPlan | None, result: np.ndarray, pad: np.ndarray
-) -> None:
-    """Keep a validated call; ``direct``: the plan ran on the caller's own array (no copy)."""
-    if plan is None or result.size == 0 or not direct:
-        return
+def _hashable(key: Any) -> Any:
+    """``key``, or None when it cannot be a dict key."""
     try:
         hash(key)
     except TypeError:
-        return
-    if len(_FAST) >= _FAST_MAX:
-        _FAST.clear()
-    _FAST[key] = (plan, result.shape, result.dtype, pad)
+        return None
+    return key
 
 
 def pack(
@@ -567,12 +568,14 @@ def pack(
     zero_point: Any = None,
     threads: int | None = None,
 ) -> np.ndarray:
+    key = None
     if type(x) is np.ndarray:
         key = (0, layout, x.dtype, x.shape, x.strides, type(pad_value), pad_value,
                dtype, type(scale), scale, type(zero_point), zero_point)  # fmt: skip
         done = _fast_run(key, x, out, threads)
         if done is not None:
             return done
+        key = _hashable(key)
     arr = _as_array(x, "x")
     if arr.ndim != layout.rank:
         raise LayoutError(
@@ -584,13 +587,9 @@ def pack(
     out_dtype = conv.dst if conv is not None else arr.dtype
     layout.check_dtype(out_dtype, "dtype" if conv is not None else "x: dtype")
     pad = _pad_bytes(pad_value, out_dtype)
-    result = _execute(
-        arr, None, layout, shape, layout.physical_shape(shape), pad, out, conv, threads
-    )
-    if type(x) is np.ndarray and 0 not in shape:
-        plan = _cached_plan(None, layout, shape, arr.dtype.itemsize, tuple(arr.strides), conv)
-        _fast_store(key, arr is x, plan, result, pad)
-    return result
+    result_shape = layout.physical_shape(shape)
+    key = key if arr is x else None
+    return _execute(arr, None, layout, shape, result_shape, pad, out, conv, threads, key)
 
 
 def unpack(
@@ -604,22 +603,21 @@ def unpack(
     zero_point: Any = None,
     threads: int | None = None,
 ) -> np.ndarray:
+    key = None
     if type(buf) is np.ndarray:
         key = (1, layout, buf.dtype, buf.shape, buf.strides, shape,
                dtype, type(scale), scale, type(zero_point), zero_point)  # fmt: skip
         done = _fast_run(key, buf, out, threads)
         if done is not None:
             return done
+        key = _hashable(key)
     sh = layout.check_shape(shape)
     arr = _layout_buffer(buf, layout, sh, "layout")
     conv = conversion(arr.dtype, dtype, scale, zero_point)
     out_dtype = conv.dst if conv is not None else arr.dtype
     pad = np.zeros(out_dtype.itemsize, dtype=np.uint8)  # a logical tensor has no padding
-    result = _execute(arr, layout, None, sh, sh, pad, out, conv, threads)
-    if type(buf) is np.ndarray and 0 not in sh:
-        plan = _cached_plan(layout, None, sh, arr.dtype.itemsize, None, conv)
-        _fast_store(key, arr is buf, plan, result, pad)
-    return result
+    key = key if arr is buf else None
+    return _execute(arr, layout, None, sh, sh, pad, out, conv, threads, key)
 
 
 def _layout_pair(src: Any, dst: Any) -> tuple[Layout, Layout]:
@@ -703,12 +701,14 @@ def convert(
     >>> lk.convert(f, f.shape, "NCHW", "NCHW4c", dtype=np.int8, scale=0.5).ravel().tolist()
     [1, -3, 5, 0]
     """
+    key = None
     if type(buf) is np.ndarray:
         key = (2, buf.dtype, buf.shape, buf.strides, shape, src, dst, type(pad_value), pad_value,
                dtype, type(scale), scale, type(zero_point), zero_point)  # fmt: skip
         done = _fast_run(key, buf, out, threads)
         if done is not None:
             return done
+        key = _hashable(key)
     src_l, dst_l = _layout_pair(src, dst)
     sh = src_l.check_shape(shape)
     arr = _layout_buffer(buf, src_l, sh, "src layout")
@@ -716,11 +716,9 @@ def convert(
     out_dtype = conv.dst if conv is not None else arr.dtype
     dst_l.check_dtype(out_dtype, "dtype" if conv is not None else "buf: dtype")
     pad = _pad_bytes(pad_value, out_dtype)
-    result = _execute(arr, src_l, dst_l, sh, dst_l.physical_shape(sh), pad, out, conv, threads)
-    if type(buf) is np.ndarray and 0 not in sh:
-        plan = _cached_plan(src_l, dst_l, sh, arr.dtype.itemsize, None, conv)
-        _fast_store(key, arr is buf, plan, result, pad)
-    return result
+    key = key if arr is buf else None
+    result_shape = dst_l.physical_shape(sh)
+    return _execute(arr, src_l, dst_l, sh, result_shape, pad, out, conv, threads, key)
 
 
 # ---------------------------------------------------------------------------

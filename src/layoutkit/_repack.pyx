@@ -1161,11 +1161,12 @@ cdef class RepackPlan:
             rc = lk_pool_run(threads, items, run_slice_item, &job)
         if rc == 0:
             return
-        # No native pool on this platform: a Python thread pool runs the slices.
-        pool = _pool(threads)
+        # No native pool on this platform: a Python thread pool runs the slices
+        # (column slices of one box are left to a single thread there).
         if lev == 2:
             self._run_slice(src, dst, pad, 0, n0)
             return
+        pool = _pool(threads)
         if lev == 0:
             futures = [pool.submit(self._run_slice, src, dst, pad, n * k // per, n * (k + 1) // per)
                        for k in range(per)]

@@ -205,18 +205,40 @@ __attribute__((target("avx2"))) static inline __m256 lk_near_tie_avx2(__m256 v) 
                          _mm256_set1_ps(0.5f - 1.0f / 4096), _CMP_GE_OQ);
 }
 
+/* Four vectors of int32 to 32 bytes, saturating: packs to int16, the zero point
+ * added there (with saturation), packs to 8 bits. The packs work per 128-bit
+ * half: byte order is [q0 0-3, q1 0-3, q2 0-3, q3 0-3 | q0 4-7, ...]. */
+__attribute__((target("avx2"))) static inline __m256i lk_pack_bytes_avx2(
+    __m256i q0, __m256i q1, __m256i q2, __m256i q3, __m256i vzp, int has_zp, int is_signed) {
+    __m256i w01 = _mm256_packs_epi32(q0, q1);
+    __m256i w23 = _mm256_packs_epi32(q2, q3);
+    if (has_zp) {
+        w01 = _mm256_adds_epi16(w01, vzp);
+        w23 = _mm256_adds_epi16(w23, vzp);
+    }
+    return is_signed ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
+}
+
+/* Whether the AVX2 quantizers may run with this scale: 1/scale a normal float and
+ * the default rounding mode. *exact: a power-of-two scale (no near-tie check). */
+static inline int lk_quant_scale_ok(float scale, int *exact) {
+    float inv = 1.0f / scale;
+    int e;
+    if (!(isfinite(inv) && inv > 1.1754944e-38f)) return 0;
+    if (_MM_GET_ROUNDING_MODE() != _MM_ROUND_NEAREST) return 0;
+    *exact = frexpf(scale, &e) == 0.5f && scale > 0.0f;
+    return 1;
+}
+
 __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *restrict dst, const float *restrict src,
                                                                      ptrdiff_t n, int is_signed, float scale,
                                                                      float zp) {
-    float inv = 1.0f / scale;
-    if (!(isfinite(inv) && inv > 1.1754944e-38f)) return 0;
-    if (_MM_GET_ROUNDING_MODE() != _MM_ROUND_NEAREST) return 0;
-    const __m256 vinv = _mm256_set1_ps(inv), vscale = _mm256_set1_ps(scale);
+    int exact;
+    if (!lk_quant_scale_ok(scale, &exact)) return 0;
+    const __m256 vinv = _mm256_set1_ps(1.0f / scale), vscale = _mm256_set1_ps(scale);
     const __m256i vzp = _mm256_set1_epi16((short)zp);
     int has_zp = zp != 0.0f;
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    int e;
-    int exact = frexpf(scale, &e) == 0.5f && scale > 0.0f;
     ptrdiff_t i = 0;
     for (; i + 32 <= n; i += 32) {
         __m256 v0 = _mm256_mul_ps(_mm256_loadu_ps(src + i), vinv);
@@ -230,16 +252,9 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
             v2 = _mm256_div_ps(_mm256_loadu_ps(src + i + 16), vscale);
             v3 = _mm256_div_ps(_mm256_loadu_ps(src + i + 24), vscale);
         }
-        /* 32-bit -> 16-bit -> 8-bit, saturating; the packs work per 128-bit
-         * lane, so the order is fixed after. */
-        __m256i w01 = _mm256_packs_epi32(lk_quant32_avx2(v0), lk_quant32_avx2(v1));
-        __m256i w23 = _mm256_packs_epi32(lk_quant32_avx2(v2), lk_quant32_avx2(v3));
-        if (has_zp) {
-            w01 = _mm256_adds_epi16(w01, vzp);
-            w23 = _mm256_adds_epi16(w23, vzp);
-        }
-        __m256i b = is_signed ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
-        b = _mm256_permutevar8x32_epi32(b, order);
+        __m256i b = lk_pack_bytes_avx2(lk_quant32_avx2(v0), lk_quant32_avx2(v1), lk_quant32_avx2(v2),
+                                       lk_quant32_avx2(v3), vzp, has_zp, is_signed);
+        b = _mm256_permutevar8x32_epi32(b, order); /* the packs' per-half order, fixed */
         _mm256_storeu_si256((__m256i *)((char *)dst + i), b);
     }
     return i;
@@ -262,8 +277,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
 __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quantize_interleave_k(
     char *restrict dst, const char *restrict src, ptrdiff_t lane_stride, ptrdiff_t n, const int k,
     int lo, int hi, const int is_signed, const int exact, float scale, float zp, int pad) {
-    float inv = 1.0f / scale;
-    const __m256 vinv = _mm256_set1_ps(inv), vscale = _mm256_set1_ps(scale);
+    const __m256 vinv = _mm256_set1_ps(1.0f / scale), vscale = _mm256_set1_ps(scale);
     const __m256i vzp = _mm256_set1_epi16((short)zp);
     const __m256i vpad = _mm256_set1_epi32(pad - (int)zp);
     const __m256i rowmajor = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
@@ -294,13 +308,7 @@ __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quanti
                 int j = 4 * t + u;
                 q[u] = j >= lo && j < hi ? lk_quant32_avx2(v[u]) : vpad;
             }
-            __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
-            __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
-            if (has_zp) {
-                w01 = _mm256_adds_epi16(w01, vzp);
-                w23 = _mm256_adds_epi16(w23, vzp);
-            }
-            __m256i b = is_signed ? _mm256_packs_epi16(w01, w23) : _mm256_packus_epi16(w01, w23);
+            __m256i b = lk_pack_bytes_avx2(q[0], q[1], q[2], q[3], vzp, has_zp, is_signed);
             /* each half: rows 0-3 (4-7) of the four lanes, lane-major -> row-major */
             quad[t] = _mm256_shuffle_epi8(b, rowmajor);
         }
@@ -352,12 +360,9 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_interleave_avx2(
         {{lk_qi_8_0_0, lk_qi_8_0_1}, {lk_qi_8_1_0, lk_qi_8_1_1}},
         {{lk_qi_16_0_0, lk_qi_16_0_1}, {lk_qi_16_1_0, lk_qi_16_1_1}},
     };
-    float inv = 1.0f / scale;
-    int e;
+    int exact;
     if (!(k == 4 || k == 8 || k == 16) || lo < 0 || hi > k || lo >= hi) return 0;
-    if (!(isfinite(inv) && inv > 1.1754944e-38f)) return 0;
-    if (_MM_GET_ROUNDING_MODE() != _MM_ROUND_NEAREST) return 0;
-    int exact = frexpf(scale, &e) == 0.5f && scale > 0.0f;
+    if (!lk_quant_scale_ok(scale, &exact)) return 0;
     return fns[k == 4 ? 0 : k == 8 ? 1 : 2][is_signed != 0][exact](dst, src, lane_stride, n, lo, hi,
                                                                     scale, zp, pad);
 }

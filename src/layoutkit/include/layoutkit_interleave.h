@@ -362,6 +362,17 @@ LK_TRANSPOSE_TILE2(lk_tile2_16, 8, _mm256_unpacklo_epi16, _mm256_unpackhi_epi16)
 LK_TRANSPOSE_TILE2(lk_tile2_32, 4, _mm256_unpacklo_epi32, _mm256_unpackhi_epi32)
 LK_TRANSPOSE_TILE2(lk_tile2_64, 2, _mm256_unpacklo_epi64, _mm256_unpackhi_epi64)
 #define LK_HAVE_AVX2_TILES 1
+
+/* The double tile for an element size (1, 2, 4, else 8 bytes). */
+__attribute__((target("avx2"))) static inline void lk_tile2(char *d, ptrdiff_t ds, const char *s,
+                                                           ptrdiff_t ss, int es) {
+    switch (es) {
+    case 1: lk_tile2_8(d, ds, s, ss); break;
+    case 2: lk_tile2_16(d, ds, s, ss); break;
+    case 4: lk_tile2_32(d, ds, s, ss); break;
+    default: lk_tile2_64(d, ds, s, ss); break;
+    }
+}
 #endif
 
 #ifdef LK_HAVE_SSE2
@@ -529,14 +540,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
             }
             for (ptrdiff_t j = 0; j < group; j += n)
                 for (ptrdiff_t r = 0; r < crow; r += step) {
-                    char *d = dst + (i + r) * drow + (jg + j) * es;
-                    const char *s = stage + j * LK_CHUNK_BYTES + r * es;
-                    switch (es) {
-                    case 1: lk_tile2_8(d, drow, s, LK_CHUNK_BYTES); break;
-                    case 2: lk_tile2_16(d, drow, s, LK_CHUNK_BYTES); break;
-                    case 4: lk_tile2_32(d, drow, s, LK_CHUNK_BYTES); break;
-                    default: lk_tile2_64(d, drow, s, LK_CHUNK_BYTES); break;
-                    }
+                    lk_tile2(dst + (i + r) * drow + (jg + j) * es, drow,
+                             stage + j * LK_CHUNK_BYTES + r * es, LK_CHUNK_BYTES, es);
                 }
         }
     }
@@ -562,14 +567,7 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
             ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
             for (ptrdiff_t j = jg; j < jend; j += n)
                 for (ptrdiff_t ii = i; ii < iend; ii += step) {
-                    char *d = dst + ii * drow + j * es;
-                    const char *s = src + j * slane + ii * es;
-                    switch (es) {
-                    case 1: lk_tile2_8(d, drow, s, slane); break;
-                    case 2: lk_tile2_16(d, drow, s, slane); break;
-                    case 4: lk_tile2_32(d, drow, s, slane); break;
-                    default: lk_tile2_64(d, drow, s, slane); break;
-                    }
+                    lk_tile2(dst + ii * drow + j * es, drow, src + j * slane + ii * es, slane, es);
                 }
         }
     }
