@@ -253,8 +253,9 @@ def test_quantize_saturation_and_far_ties(scale, dst, zero_point):
 @pytest.mark.parametrize(
     ("tag", "channels"),
     [
-        ("NCHW4c", 3), ("NCHW4c", 4), ("NCHW4c", 6), ("HCWN4c", 3), ("NCHW8c", 5),
-        ("HCWN8c", 8), ("NCHW16c", 13), ("HCWN16c", 16),
+        ("NCHW4c", 3), ("NCHW4c", 4), ("NCHW4c", 6), ("HCWN4c", 3), ("HCWN4c", 1),
+        ("NCHW8c", 5), ("HCWN8c", 8), ("HCWN8c", 1), ("NCHW16c", 13), ("NCHW16c", 3),
+        ("HCWN16c", 16),
     ],
 )  # fmt: skip
 @pytest.mark.parametrize(
@@ -273,4 +274,25 @@ def test_quantize_into_byte_lanes(tag, channels, dst, scale, zero_point, pad_val
         x, dtype=dst, scale=scale, zero_point=zero_point, pad_value=pad_value
     )  # fmt: skip
     want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW", pad_value=pad_value)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(("tag", "channels"), [("HCWN4c", 3), ("HCWN4c", 4), ("HCWN8c", 1),
+                                               ("HCWN8c", 6), ("HCWN16c", 16)])  # fmt: skip
+@pytest.mark.parametrize(("dst", "zero_point"), [(np.int8, 0), (np.int8, -100), (np.uint8, 200)])
+def test_quantize_into_byte_lanes_far_values(tag, channels, dst, zero_point):
+    """The lane kernel's rare path: quotients at and beyond +-2^31, infinities and
+    NaN scattered among ordinary values, so some steps of eight rows hold one."""
+    scale = 0.37
+    rng = np.random.default_rng(channels)
+    x = (rng.standard_normal((1, channels, 7, 40)) * 60).astype(np.float32)
+    flat = x.reshape(-1)
+    far = np.float32(scale) * np.array(
+        [2.0**31, -(2.0**31), 2.0**32, -(2.0**33), 32767.5, -32768.5]
+    )
+    flat[5::23] = np.resize(far.astype(np.float32), flat[5::23].size)
+    flat[11::61] = np.resize(np.array([np.nan, np.inf, -np.inf], np.float32), flat[11::61].size)
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, dtype=dst, scale=scale, zero_point=zero_point)
+    want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW")
     assert got.tobytes() == want.tobytes()

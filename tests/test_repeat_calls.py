@@ -84,3 +84,31 @@ def test_list_shapes_still_work():
     for _ in range(2):
         got = lk.convert(x, [1, 3, 2, 4], "NCHW", NHWC)
     assert got.tobytes() == ref_pack(x, "NHWC", dims="NCHW").tobytes()
+
+
+def test_repeated_out_of_another_shape_or_near_the_input():
+    """The repeat path checks out= in C: a same-size out of another shape still
+    works (and comes back in the result's shape), one touching the input's span
+    (reversed strides included) is refused, one just past it is accepted."""
+    layout = lk.Layout("NCHW4c")
+    buf = np.zeros(2 * 48, np.float32)
+    x = buf[:48].reshape(1, 3, 4, 4)
+    want = ref_pack(x, "NCHW4c")
+    for _ in range(2):
+        res = layout.pack(x, out=np.empty(want.size, np.float32))
+        assert res.shape == want.shape and res.tobytes() == want.tobytes()
+    after = np.empty(48 + 64, np.float32)
+    xr = after[:48][::-1].reshape(1, 3, 4, 4)  # negative strides
+    for _ in range(2):
+        assert (
+            layout.pack(xr, out=after[48:].reshape(want.shape)).tobytes()
+            == ref_pack(xr, "NCHW4c").tobytes()
+        )
+    with pytest.raises(lk.LayoutError, match="overlaps"):
+        layout.pack(xr, out=after[47:111].reshape(want.shape))
+    big = np.zeros(200, np.float32)
+    xs = big[::2][:48].reshape(1, 3, 4, 4)  # strided: its span ends at element 94
+    for _ in range(2):
+        layout.pack(xs, out=big[95:159].reshape(want.shape))
+    with pytest.raises(lk.LayoutError, match="overlaps"):
+        layout.pack(xs, out=big[94:158].reshape(want.shape))

@@ -896,6 +896,18 @@ def test_tensor_errors():
         out.to_cpu(np.zeros(8192, np.uint8))
     with pytest.raises(LayoutError, match=r"out: holds 100 elements.*8192"):
         inp.to_hw(np.zeros((1, 3, 32, 32), np.float32), out=np.zeros(100, np.int8))
+    # after good calls (the repeat path), bad out= still gets the report's messages
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    good = inp.to_hw(x)
+    assert inp.to_hw(x, out=good) is good and inp.to_hw(x, out=good.reshape(-1)).shape == good.shape
+    with pytest.raises(LayoutError, match=r"out: holds 3072 elements.*allocate from the hw_shape"):
+        inp.to_hw(x, out=np.zeros(3072, np.int8))
+    with pytest.raises(LayoutError, match=r"out: dtype is uint8; expected int8"):
+        inp.to_hw(x, out=np.zeros(good.shape, np.uint8))
+    with pytest.raises(TypeError, match=r"out: expected a numpy.ndarray, got list"):
+        inp.to_hw(x, out=[0] * good.size)
+    with pytest.raises(LayoutError, match=r"out: must be a writeable C-contiguous array"):
+        inp.to_hw(x, out=np.zeros(2 * good.size, np.int8)[::2])
     rep2 = V.load_hsi(DATA / "seed_report.json")
     with pytest.raises(LayoutError, match=r"fp32.*quantize it first"):
         rep2.inputs[0].to_hw(np.zeros((1, 3, 224, 224), np.float32))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -542,6 +543,12 @@ def _fast_run(key: Any, arr: np.ndarray, out: Any, threads: int | None) -> np.nd
     if out is None:
         result = np.empty(result_shape, dtype=out_dtype)
     else:
+        if threads is None or (type(threads) is int and threads == 1):
+            # The usual repeat: out= of the right shape, checked and run in C.
+            done = plan.run_into(arr, out, out_dtype, result_shape, pad,
+                                 2 << 20 if threads is None else sys.maxsize)  # fmt: skip
+            if done is not None:
+                return done
         result = _check_out(out, out_dtype, result_shape, (arr,))
     plan.run(arr, result, pad, 1 if threads is None and result.nbytes < 2 << 20
              else _thread_count(threads, result.nbytes))  # fmt: skip

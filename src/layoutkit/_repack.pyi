@@ -50,6 +50,15 @@ class RepackPlan:
         zero_point: float = 0.0,
     ) -> None: ...
     def run(self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray, threads: int = 1) -> None: ...
+    def run_into(
+        self,
+        src: np.ndarray,
+        out: object,
+        out_dtype: np.dtype,
+        shape: tuple[int, ...],
+        pad: np.ndarray,
+        serial_below: int,
+    ) -> np.ndarray | None: ...
     def _run_slice(
         self,
         src: np.ndarray,

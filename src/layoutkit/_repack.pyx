@@ -1136,7 +1136,7 @@ cdef class RepackPlan:
         if lev < 0:
             # Fewer outer digits than two per thread would leave threads idle or
             # split one interleaved stream (e.g. 3 channel planes): one thread.
-            self._run_slice(src, dst, pad, 0, n0)
+            self._run_serial(src, dst, pad)
             return
         n = n0 if lev == 0 else n1
         # Slices of ~256 KiB of output, claimed one at a time by the threads.
@@ -1176,6 +1176,63 @@ cdef class RepackPlan:
                        for d in range(n0) for k in range(per)]
         for f in futures:
             f.result()
+
+    def run_into(self, cnp.ndarray src not None, object out, object out_dtype,
+                 tuple shape, cnp.ndarray pad not None, Py_ssize_t serial_below):
+        """``run`` on one thread into ``out`` after quick checks, or None when a check
+        fails (the caller then checks ``out`` in full, for its error message).
+
+        The checks: ``out`` an ndarray of ``out_dtype`` and exactly ``shape``,
+        C-contiguous, writeable, under ``serial_below`` bytes (larger outputs may
+        want threads), and apart from ``src`` (the span of its strides).
+        """
+        cdef cnp.ndarray o
+        cdef int k, nd
+        cdef Py_ssize_t lo, hi, step, olo, ohi
+        if type(out) is not np.ndarray:
+            return None
+        o = <cnp.ndarray>out
+        nd = cnp.PyArray_NDIM(o)
+        if nd != len(shape) or cnp.PyArray_NBYTES(o) >= serial_below:
+            return None
+        if not (cnp.PyArray_IS_C_CONTIGUOUS(o) and cnp.PyArray_ISWRITEABLE(o)):
+            return None
+        for k in range(nd):
+            if cnp.PyArray_DIMS(o)[k] != <Py_ssize_t>shape[k]:
+                return None
+        if not (o.dtype is out_dtype or o.dtype == out_dtype):
+            return None
+        if cnp.PyArray_SIZE(o) == 0 or cnp.PyArray_SIZE(src) == 0:
+            return None
+        lo = hi = <Py_ssize_t>cnp.PyArray_DATA(src)
+        for k in range(cnp.PyArray_NDIM(src)):
+            step = (cnp.PyArray_DIMS(src)[k] - 1) * cnp.PyArray_STRIDES(src)[k]
+            if step < 0:
+                lo += step
+            else:
+                hi += step
+        hi += cnp.PyArray_ITEMSIZE(src)
+        olo = <Py_ssize_t>cnp.PyArray_DATA(o)
+        ohi = olo + cnp.PyArray_NBYTES(o)
+        if olo < hi and lo < ohi:
+            return None
+        if pad.nbytes < self.esize:
+            raise ValueError("pad pattern is shorter than one element")
+        self._run_serial(src, o, pad)
+        return o
+
+    cdef void _run_serial(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad):
+        cdef Plan P = self.base
+        cdef const int64_t* rng = <const int64_t*>cnp.PyArray_DATA(self.ranges)
+        cdef const char* s = <const char*>cnp.PyArray_DATA(src) + self.src_base
+        cdef char* o = <char*>cnp.PyArray_DATA(dst) + self.dst_base
+        cdef Py_ssize_t n0 = P.ext[0] if P.nlev else 1
+        P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
+        P.stream = self._stream_mode()
+        with nogil:
+            walk(&P, 0, 0, n0, s, o, rng, False)
+            if P.stream:
+                lk_stream_fence()
 
     cdef int _stream_mode(self):
         if stream_min_bytes == 0:

@@ -183,9 +183,10 @@ LK_DEFINE_CAST(lk_cast_avx2, __attribute__((target("avx2"))))
  * The rounding is the conversion's own (round to nearest even under the
  * default MXCSR, checked). The integers are packed to int16 with saturation,
  * the zero point added with saturation there, and packed to 8 bits: every
- * value beyond +-32767 saturates the same way as the exact one would. Quotients
- * are clamped below 2^30 first (a larger one would convert to INT_MIN), and NaN
- * is zeroed, so it lands on the zero point. Returns the number of elements
+ * value beyond +-32767 saturates the same way as the exact one would. A step
+ * whose conversion gave INT_MIN anywhere (NaN, or a quotient out of int32's
+ * range) is redone by lk_quant32_avx2, which clamps quotients below 2^30 and
+ * zeroes NaN, so it lands on the zero point. Returns the number of elements
  * done (a multiple of 32); the caller finishes the tail.
  */
 __attribute__((target("avx2"))) static inline __m256i lk_quant32_avx2(__m256 v) {
@@ -239,6 +240,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
     const __m256i vzp = _mm256_set1_epi16((short)zp);
     int has_zp = zp != 0.0f;
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256i int_min = _mm256_set1_epi32(INT32_MIN);
     ptrdiff_t i = 0;
     for (; i + 32 <= n; i += 32) {
         __m256 v0 = _mm256_mul_ps(_mm256_loadu_ps(src + i), vinv);
@@ -252,8 +254,20 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
             v2 = _mm256_div_ps(_mm256_loadu_ps(src + i + 16), vscale);
             v3 = _mm256_div_ps(_mm256_loadu_ps(src + i + 24), vscale);
         }
-        __m256i b = lk_pack_bytes_avx2(lk_quant32_avx2(v0), lk_quant32_avx2(v1), lk_quant32_avx2(v2),
-                                       lk_quant32_avx2(v3), vzp, has_zp, is_signed);
+        /* INT_MIN from the conversion marks NaN and out-of-range quotients (and
+         * true values of -2^31, which saturate alike): redo such a step. */
+        __m256i q0 = _mm256_cvtps_epi32(v0), q1 = _mm256_cvtps_epi32(v1);
+        __m256i q2 = _mm256_cvtps_epi32(v2), q3 = _mm256_cvtps_epi32(v3);
+        __m256i odd = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(q0, int_min), _mm256_cmpeq_epi32(q1, int_min)),
+            _mm256_or_si256(_mm256_cmpeq_epi32(q2, int_min), _mm256_cmpeq_epi32(q3, int_min)));
+        if (!_mm256_testz_si256(odd, odd)) {
+            q0 = lk_quant32_avx2(v0);
+            q1 = lk_quant32_avx2(v1);
+            q2 = lk_quant32_avx2(v2);
+            q3 = lk_quant32_avx2(v3);
+        }
+        __m256i b = lk_pack_bytes_avx2(q0, q1, q2, q3, vzp, has_zp, is_signed);
         b = _mm256_permutevar8x32_epi32(b, order); /* the packs' per-half order, fixed */
         _mm256_storeu_si256((__m256i *)((char *)dst + i), b);
     }
@@ -276,13 +290,13 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
  */
 __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quantize_interleave_k(
     char *restrict dst, const char *restrict src, ptrdiff_t lane_stride, ptrdiff_t n, const int k,
-    int lo, int hi, const int is_signed, const int exact, float scale, float zp, int pad) {
+    const int lo, const int hi, const int is_signed, const int exact, float scale, float zp, int pad) {
     const __m256 vinv = _mm256_set1_ps(1.0f / scale), vscale = _mm256_set1_ps(scale);
     const __m256i vzp = _mm256_set1_epi16((short)zp);
     const __m256i vpad = _mm256_set1_epi32(pad - (int)zp);
+    const __m256i int_min = _mm256_set1_epi32(INT32_MIN);
     const __m256i rowmajor = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
                                               0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    int has_zp = zp != 0.0f;
     ptrdiff_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256i quad[4];
@@ -303,12 +317,25 @@ __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quanti
                     if (j >= lo && j < hi)
                         v[u] = _mm256_div_ps(_mm256_loadu_ps((const float *)(src + j * lane_stride) + i), vscale);
                 }
-            __m256i q[4];
+            /* The conversion alone; INT_MIN marks NaN and out-of-range quotients
+             * (and true values of -2^31, which saturate alike), redone through
+             * lk_quant32_avx2 in the rare step that has one. */
+            __m256i q[4], odd = _mm256_setzero_si256();
             for (int u = 0; u < 4; u++) {
                 int j = 4 * t + u;
-                q[u] = j >= lo && j < hi ? lk_quant32_avx2(v[u]) : vpad;
+                if (j >= lo && j < hi) {
+                    q[u] = _mm256_cvtps_epi32(v[u]);
+                    odd = _mm256_or_si256(odd, _mm256_cmpeq_epi32(q[u], int_min));
+                } else {
+                    q[u] = vpad;
+                }
             }
-            __m256i b = lk_pack_bytes_avx2(q[0], q[1], q[2], q[3], vzp, has_zp, is_signed);
+            if (!_mm256_testz_si256(odd, odd))
+                for (int u = 0; u < 4; u++) {
+                    int j = 4 * t + u;
+                    if (j >= lo && j < hi) q[u] = lk_quant32_avx2(v[u]);
+                }
+            __m256i b = lk_pack_bytes_avx2(q[0], q[1], q[2], q[3], vzp, 1, is_signed);
             /* each half: rows 0-3 (4-7) of the four lanes, lane-major -> row-major */
             quad[t] = _mm256_shuffle_epi8(b, rowmajor);
         }
@@ -337,11 +364,19 @@ __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quanti
 }
 
 /* One copy of the loop per lane count, signedness and scale kind, so each is
- * fully unrolled. */
+ * fully unrolled; within it, the usual lane sets (all data; one or three data
+ * lanes then padding: grey and RGB images) get their own copies with the pad
+ * lanes known at compile time, any other set the loop with run-time tests. */
 #define LK_QI_CASE(K, S, X)                                                               \
     __attribute__((target("avx2"))) static ptrdiff_t lk_qi_##K##_##S##_##X(                \
         char *restrict dst, const char *restrict src, ptrdiff_t ls, ptrdiff_t n, int lo, int hi, \
         float scale, float zp, int pad) {                                                 \
+        if (lo == 0 && hi == (K))                                                         \
+            return lk_quantize_interleave_k(dst, src, ls, n, K, 0, K, S, X, scale, zp, pad); \
+        if (lo == 0 && hi == 3)                                                           \
+            return lk_quantize_interleave_k(dst, src, ls, n, K, 0, 3, S, X, scale, zp, pad); \
+        if (lo == 0 && hi == 1)                                                           \
+            return lk_quantize_interleave_k(dst, src, ls, n, K, 0, 1, S, X, scale, zp, pad); \
         return lk_quantize_interleave_k(dst, src, ls, n, K, lo, hi, S, X, scale, zp, pad);  \
     }
 #define LK_QI_CASES(K) LK_QI_CASE(K, 0, 0) LK_QI_CASE(K, 0, 1) LK_QI_CASE(K, 1, 0) LK_QI_CASE(K, 1, 1)
