@@ -143,7 +143,7 @@ def test_other_kernel_builds_match(tmp_path, simd):
     assert result.returncode == 0, result.stderr + result.stdout
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("c", [1, 3, 5, 32, 35])
 @pytest.mark.parametrize("tag", ["NHWC8h2w32c4w", "NHWC8h2w32c2w", "NHWC8h8w32c"])
 def test_crouton_family_rows_of_padding(store_mode, tag, c, dtype):
@@ -153,6 +153,20 @@ def test_crouton_family_rows_of_padding(store_mode, tag, c, dtype):
     layout = lk.Layout(tag, dims="NHWC")
     packed = layout.pack(x, pad_value=3)
     assert packed.tobytes() == ref_pack(x, tag, dims="NHWC", pad_value=3).tobytes()
+    assert layout.unpack(packed, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float64], ids=str)
+@pytest.mark.parametrize(("c", "left"), [(3, 5), (29, 3), (1, 31), (30, 2)])
+@pytest.mark.parametrize("tag", ["NHWC8h2w32c4w", "NHWC8h2w32c2w", "NHWC8h4w32c2w"])
+def test_crouton_family_padding_rows_before_and_after(tag, c, left, dtype):
+    """Boxes of padded rows with padding rows before the data too (left padding of C)."""
+    shape = (1, 11, 13, c)
+    x = _data(shape, dtype, seed=c + left)
+    layout = lk.Layout(tag, dims="NHWC", left_pad=(0, 0, 0, left))
+    packed = layout.pack(x, pad_value=7)
+    want = ref_pack(x, tag, dims="NHWC", pad_value=7, left_pad=(0, 0, 0, left))
+    assert packed.tobytes() == want.tobytes()
     assert layout.unpack(packed, shape).tobytes() == x.tobytes()
 
 

@@ -38,6 +38,8 @@ cdef enum:
     TBLOCK = 32         # tile edge of the generic transpose
     STAGE = 8192        # bytes of output staged in L1 before a streaming store
     STAGE_WORDS = 1032  # STAGE / 8 plus room to align the buffer to a cache line
+    ROWPAD_SMALL = 512  # bytes: boxes of padded rows handled whole (copy_rowpad_small)
+    ROWPAD_WORDS = 64   # ROWPAD_SMALL / 8
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -866,6 +868,46 @@ cdef bint only_level_of(const Plan* P, int d, int lev, int at) noexcept nogil:
     return True
 
 
+cdef inline void gather_rows(elem_t* o, const char* src, Py_ssize_t rlo, Py_ssize_t rhi,
+                             Py_ssize_t n1, Py_ssize_t s0, Py_ssize_t s1) noexcept nogil:
+    cdef Py_ssize_t i, j
+    for i in range(rlo, rhi):
+        for j in range(n1):
+            o[i * n1 + j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
+
+
+cdef void copy_rowpad_small(const Plan* P, int lev, const char* src, char* dst,
+                            const Py_ssize_t* ext, Py_ssize_t* idx, Py_ssize_t rlo,
+                            Py_ssize_t rhi) noexcept nogil:
+    """copy_rowpad for small boxes of contiguous rows (R4Crouton4x1: 32 rows of 4
+    bytes, 3 of them data): per box, the padding rows from a pattern buffer and
+    the data element by element, with no per-box dispatch."""
+    cdef int nlev = P.nlev
+    cdef int r = nlev - 2
+    cdef Py_ssize_t es = P.esize
+    cdef Py_ssize_t n0 = ext[r], n1 = ext[nlev - 1]
+    cdef Py_ssize_t s0 = P.ss[r], s1 = P.ss[nlev - 1]
+    cdef Py_ssize_t head = rlo * n1 * es, tail_at = rhi * n1 * es
+    cdef Py_ssize_t tail = (n0 - rhi) * n1 * es
+    cdef uint64_t padmem[ROWPAD_WORDS]
+    fill_run(<char*>padmem, n0 * n1, P.pad, es)
+    while True:
+        if head:
+            memcpy(dst, padmem, head)
+        if tail:
+            memcpy(dst + tail_at, padmem, tail)
+        if es == 1:
+            gather_rows(<uint8_t*>dst, src, rlo, rhi, n1, s0, s1)
+        elif es == 2:
+            gather_rows(<uint16_t*>dst, src, rlo, rhi, n1, s0, s1)
+        elif es == 4:
+            gather_rows(<uint32_t*>dst, src, rlo, rhi, n1, s0, s1)
+        else:
+            gather_rows(<uint64_t*>dst, src, rlo, rhi, n1, s0, s1)
+        if not advance(P, lev, r, idx, ext, &src, &dst):
+            return
+
+
 cdef void copy_rowpad(const Plan* P, int lev, const char* src, char* dst, Py_ssize_t nfirst,
                       int64_t vlo, int64_t vhi) noexcept nogil:
     """The box of levels [lev, nlev), where digits of level nlev-2 outside [vlo, vhi)
@@ -887,6 +929,10 @@ cdef void copy_rowpad(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     rlo = 0 if vlo < 0 else (n0 if vlo > n0 else vlo)
     rhi = rlo if vhi < rlo else (n0 if vhi > n0 else vhi)
     rows_contig = P.ds[nlev - 1] == es and P.ds[r] == n1 * es
+    if (rows_contig and P.cast_src < 0 and n0 * n1 * es <= ROWPAD_SMALL and es <= 8
+            and (es & (es - 1)) == 0):
+        copy_rowpad_small(P, lev, src, dst, ext, idx, rlo, rhi)
+        return
     while True:
         if rows_contig:
             fill_run(dst, rlo * n1, P.pad, es)
