@@ -216,3 +216,19 @@ def test_crouton_boxes_of_short_rows(preset, c, dtype):
     want = ref_pack(x, str(layout), dims=layout.dims, pad_value=3)
     assert got.tobytes() == want.tobytes()
     assert np.array_equal(layout.unpack(got, x.shape), x)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("tag", ["NHWC8h2w32c2w", "NHWC4h3w8c3w", "NHWC2h4w5c2w", "NHWC8h8c3w"])
+@pytest.mark.parametrize("c", [3, 16])
+def test_tiny_lane_boxes_far_apart(tag, c, dtype):
+    """Boxes of 2-3 elements per lane (crouton -> NHWC), run with the look-ahead
+    prefetch; ragged H/W/C and padding lanes on the way in."""
+    shape = (2, 13, 23, c)
+    x = _data(shape, dtype, seed=c)
+    layout = lk.Layout(tag, dims="NHWC")
+    packed = layout.pack(x, pad_value=5)
+    assert packed.tobytes() == ref_pack(x, tag, dims="NHWC", pad_value=5).tobytes()
+    assert layout.unpack(packed, shape).tobytes() == x.tobytes()
+    y = lk.convert(x, shape, lk.Layout("NHWC", dims="NHWC"), layout, pad_value=5)
+    assert y.tobytes() == packed.tobytes()

@@ -40,6 +40,7 @@ cdef enum:
     STAGE_WORDS = 1032  # STAGE / 8 plus room to align the buffer to a cache line
     ROWPAD_SMALL = 512  # bytes: boxes of padded rows handled whole (copy_rowpad_small)
     ROWPAD_WORDS = 64   # ROWPAD_SMALL / 8
+    PF_BOXES = 16       # tiny boxes prefetched ahead in copy_lanes
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -127,6 +128,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_stream_fence()
     int lk_stream_native()
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
+    void lk_prefetch_t0(const char* p)
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
@@ -508,6 +510,24 @@ cdef inline void copy_lane_box(char* dst, const char* src, const Py_ssize_t* lan
         i0 += mm
 
 
+cdef inline bint advance_order(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
+                              const Py_ssize_t* ext, const char** src) noexcept nogil:
+    """One step of copy_lanes' odometer (levels in ``order``, the last fastest) on
+    the source side only; False past the last box."""
+    cdef int j = nord - 1
+    cdef int k
+    while j >= 0:
+        k = order[j]
+        idx[k] += 1
+        src[0] += P.ss[k]
+        if idx[k] < ext[k]:
+            return True
+        src[0] -= P.ss[k] * ext[k]
+        idx[k] = 0
+        j -= 1
+    return False
+
+
 cdef inline void copy_tiny_lanes(char* dst, const char* src, const Py_ssize_t* lane_off,
                                  const bint* lane_pad, const char* padbuf, Py_ssize_t m,
                                  Py_ssize_t K, Py_ssize_t es) noexcept nogil:
@@ -559,6 +579,12 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     cdef Py_ssize_t lane_off[64]
     cdef bint lane_pad[64]
     cdef uint64_t padbuf[TILE]
+    cdef Py_ssize_t pf_idx[MAX_LEVELS]
+    cdef Py_ssize_t pf_line[64]
+    cdef Py_ssize_t pf_off[64]
+    cdef Py_ssize_t npf = 0, end
+    cdef const char* pf_src = src
+    cdef bint pf_live = False
     if P.cast_src >= 0 or nlev - lev < 3 or es > 8:
         return False
     k = nlev - 2
@@ -578,7 +604,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         if K > 64:
             return False
     m = ext[L]
-    if P.ds[L] != K * es or m < 4:
+    if P.ds[L] != K * es or m < 2 or (m < 4 and m * es > 16):
         return False
     # Lane j: its source offset and whether its innermost digit is padding.
     for k in range(L + 1, nlev):
@@ -619,10 +645,39 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         for j in range(best, nord - 1):
             order[j] = order[j + 1]
         order[nord - 1] = k
+    if m * es <= 16 and nord > 0:
+        # Tiny boxes far apart in the source (crouton -> NHWC: 12 bytes of every
+        # 128): each box's loads miss the cache, and the prefetchers do not follow
+        # the jumps. A second odometer runs PF_BOXES boxes ahead and prefetches
+        # the distinct lines of that box (measured 25 -> 7 ms for 1x3x1024x1024).
+        npf = 0
+        for j in range(K):
+            if lane_pad[j]:
+                continue
+            for end in range(2):
+                off = lane_off[j] + end * (m * es - 1)
+                k = 0
+                while k < npf and pf_line[k] != off >> 6:
+                    k += 1
+                if k == npf and npf < 64:
+                    pf_line[npf] = off >> 6
+                    pf_off[npf] = off
+                    npf += 1
+        for k in range(lev, L):
+            pf_idx[k] = 0
+        pf_src = src
+        pf_live = True
+        for j in range(PF_BOXES):
+            if pf_live:
+                pf_live = advance_order(P, order, nord, pf_idx, ext, &pf_src)
     while True:
         if m * es <= 16:
             # Tiny lanes (7x7 planes of 2048 channels): element moves in place; a
             # call, a prefetch and a lane table per box cost more than the box.
+            if nord > 0 and pf_live:
+                for k in range(npf):
+                    lk_prefetch_t0(pf_src + pf_off[k])
+                pf_live = advance_order(P, order, nord, pf_idx, ext, &pf_src)
             copy_tiny_lanes(dst, src, lane_off, lane_pad, <const char*>padbuf, m, K, es)
         else:
             if nord > 0 and idx[order[nord - 1]] + 1 < ext[order[nord - 1]]:

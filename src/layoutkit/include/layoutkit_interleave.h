@@ -237,6 +237,14 @@ static inline void lk_interleave(void *restrict out, const void *const *lanes, p
 }
 
 /* Ask for the first `bytes` (up to 4 lines) of a lane that the next box will read. */
+static inline void lk_prefetch_t0(const char *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+
 static inline void lk_prefetch_lane(const char *p, ptrdiff_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
     if (bytes > 256) bytes = 256;
