@@ -511,7 +511,7 @@ cdef inline void copy_lane_box(char* dst, const char* src, const Py_ssize_t* lan
 
 
 cdef inline bint advance_order(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
-                              const Py_ssize_t* ext, const char** src) noexcept nogil:
+                               const Py_ssize_t* ext, const char** src) noexcept nogil:
     """One step of copy_lanes' odometer (levels in ``order``, the last fastest) on
     the source side only; False past the last box."""
     cdef int j = nord - 1
@@ -667,9 +667,10 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             pf_idx[k] = 0
         pf_src = src
         pf_live = True
-        for j in range(PF_BOXES):
-            if pf_live:
-                pf_live = advance_order(P, order, nord, pf_idx, ext, &pf_src)
+        k = 0
+        while pf_live and k < PF_BOXES:
+            pf_live = advance_order(P, order, nord, pf_idx, ext, &pf_src)
+            k += 1
     while True:
         if m * es <= 16:
             # Tiny lanes (7x7 planes of 2048 channels): element moves in place; a
