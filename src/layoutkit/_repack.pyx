@@ -583,6 +583,10 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     cdef Py_ssize_t pf_line[64]
     cdef Py_ssize_t pf_off[64]
     cdef Py_ssize_t npf = 0, end
+    cdef Py_ssize_t grp_lane[64]
+    cdef Py_ssize_t grp_n[64]
+    cdef Py_ssize_t ngrp = 0
+    cdef bint use_runs = False
     cdef const char* pf_src = src
     cdef bint pf_live = False
     if P.cast_src >= 0 or nlev - lev < 3 or es > 8:
@@ -645,6 +649,23 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         for j in range(best, nord - 1):
             order[j] = order[j + 1]
         order[nord - 1] = k
+    # Tiny lanes that lie side by side in the source (crouton -> NHWC of 64
+    # channels: 32 lanes of 4 bytes make one 128-byte run) are de-interleaves of
+    # whole runs, not element moves.
+    if m * es <= 16:
+        j = 0
+        while j < K:
+            if lane_pad[j]:
+                ngrp = K     # padding lanes (packing): element moves
+                break
+            k = j + 1
+            while k < K and not lane_pad[k] and lane_off[k] == lane_off[k - 1] + m * es:
+                k += 1
+            grp_lane[ngrp] = j
+            grp_n[ngrp] = k - j
+            ngrp += 1
+            j = k
+        use_runs = ngrp * 8 <= K
     if m * es <= 16 and nord > 0:
         # Tiny boxes far apart in the source (crouton -> NHWC: 12 bytes of every
         # 128): each box's loads miss the cache, and the prefetchers do not follow
@@ -679,7 +700,12 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                 for k in range(npf):
                     lk_prefetch_t0(pf_src + pf_off[k])
                 pf_live = advance_order(P, order, nord, pf_idx, ext, &pf_src)
-            copy_tiny_lanes(dst, src, lane_off, lane_pad, <const char*>padbuf, m, K, es)
+            if use_runs:
+                for j in range(ngrp):
+                    lk_deinterleave(dst + grp_lane[j] * es, K, src + lane_off[grp_lane[j]],
+                                    grp_n[j], <int>m, m, <int>es)
+            else:
+                copy_tiny_lanes(dst, src, lane_off, lane_pad, <const char*>padbuf, m, K, es)
         else:
             if nord > 0 and idx[order[nord - 1]] + 1 < ext[order[nord - 1]]:
                 # Lanes are short and far apart: fetch the next box's while this one runs.
@@ -927,9 +953,18 @@ cdef bint only_level_of(const Plan* P, int d, int lev, int at) noexcept nogil:
 cdef inline void gather_rows(elem_t* o, const char* src, Py_ssize_t rlo, Py_ssize_t rhi,
                              Py_ssize_t n1, Py_ssize_t s0, Py_ssize_t s1) noexcept nogil:
     cdef Py_ssize_t i, j
-    for i in range(rlo, rhi):
-        for j in range(n1):
-            o[i * n1 + j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
+    if n1 == 4:     # R4Crouton4x1: the compiler unrolls constant rows
+        for i in range(rlo, rhi):
+            for j in range(4):
+                o[i * 4 + j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
+    elif n1 == 2:   # R4Crouton2
+        for i in range(rlo, rhi):
+            for j in range(2):
+                o[i * 2 + j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
+    else:
+        for i in range(rlo, rhi):
+            for j in range(n1):
+                o[i * n1 + j] = (<const elem_t*>(src + i * s0 + j * s1))[0]
 
 
 cdef void copy_rowpad_small(const Plan* P, int lev, const char* src, char* dst,
@@ -946,12 +981,16 @@ cdef void copy_rowpad_small(const Plan* P, int lev, const char* src, char* dst,
     cdef Py_ssize_t head = rlo * n1 * es, tail_at = rhi * n1 * es
     cdef Py_ssize_t tail = (n0 - rhi) * n1 * es
     cdef uint64_t padmem[ROWPAD_WORDS]
+    cdef bint whole128 = n0 * n1 * es == 128
     fill_run(<char*>padmem, n0 * n1, P.pad, es)
     while True:
-        if head:
-            memcpy(dst, padmem, head)
-        if tail:
-            memcpy(dst + tail_at, padmem, tail)
+        if whole128:
+            memcpy(dst, padmem, 128)  # a constant size: moves, not a call
+        else:
+            if head:
+                memcpy(dst, padmem, head)
+            if tail:
+                memcpy(dst + tail_at, padmem, tail)
         if es == 1:
             gather_rows(<uint8_t*>dst, src, rlo, rhi, n1, s0, s1)
         elif es == 2:
