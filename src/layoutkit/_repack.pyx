@@ -842,6 +842,16 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
             c += n
 
 
+cdef inline bint fused_quantize_lanes(const Plan* P, const Py_ssize_t* ext) noexcept nogil:
+    """The innermost two levels are float32 planes quantized into rows of 4/8/16
+    int8/uint8 lanes (HCWN4c, NCHW8c...): box2d_cast's one-pass kernel applies."""
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t k = ext[nlev - 1]
+    return (P.cast_src == LK_T_F32 and (P.cast_dst == LK_T_I8 or P.cast_dst == LK_T_U8)
+            and P.esize == 1 and P.ds[nlev - 1] == 1 and P.ds[nlev - 2] == k
+            and P.ss[nlev - 2] == 4 and (k == 4 or k == 8 or k == 16))
+
+
 cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssize_t nfirst,
                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """Copy the box of levels [lev, nlev) (extent of ``lev`` replaced by ``nfirst``).
@@ -872,7 +882,8 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     if hi < lo:
         hi = lo
     if (P.cast_src >= 0 and nlev - lev >= 2 and P.dcontig[lev] and lo == 0
-            and hi == ext[nlev - 1] and ext[nlev - 1] < 256):
+            and hi == ext[nlev - 1] and ext[nlev - 1] < 256
+            and not fused_quantize_lanes(P, ext)):
         copy_then_cast(P, lev, src, dst, ext)
         return
     if nlev - lev == 1:
