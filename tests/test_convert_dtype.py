@@ -296,3 +296,19 @@ def test_quantize_into_byte_lanes_far_values(tag, channels, dst, zero_point):
     got = layout.pack(x, dtype=dst, scale=scale, zero_point=zero_point)
     want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW")
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(("tag", "channels"), [("HCWN4c", 3), ("HCWN4c", 8), ("HCWN8c", 13),
+                                               ("HCWN16c", 16)])  # fmt: skip
+@pytest.mark.parametrize("batch", [2, 3])
+@pytest.mark.parametrize(
+    ("dst", "scale", "zero_point"), [(np.int8, 1 / 128, 0), (np.uint8, 0.37, 128)]
+)
+def test_quantize_into_byte_lanes_of_a_batch(tag, channels, batch, dst, scale, zero_point):
+    """HCWN4c/8c/16c with N > 1: each destination row holds N x k lanes, so the
+    fused kernel writes rows N * k bytes apart (W of 70: a ragged last step)."""
+    x = _image((batch, channels, 5, 70), np.float32, seed=channels + batch)
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, dtype=dst, scale=scale, zero_point=zero_point, pad_value=0)
+    want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW")
+    assert got.tobytes() == want.tobytes()

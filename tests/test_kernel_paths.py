@@ -205,7 +205,7 @@ def test_tiny_planes_of_many_channels(tag, c, dtype, hw):
 
 
 @pytest.mark.parametrize("preset", ["R4Crouton4x1Layout", "R4Crouton2Layout", "R4CroutonLayout"])
-@pytest.mark.parametrize("c", [64, 40, 3])
+@pytest.mark.parametrize("c", [256, 100, 64, 40, 3])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16])
 def test_crouton_boxes_of_short_rows(preset, c, dtype):
     """HTP croutons: boxes of 32 channels x 2-4 columns, run as interleaves of

@@ -41,6 +41,7 @@ cdef enum:
     ROWPAD_SMALL = 512  # bytes: boxes of padded rows handled whole (copy_rowpad_small)
     ROWPAD_WORDS = 64   # ROWPAD_SMALL / 8
     PF_BOXES = 16       # tiny boxes prefetched ahead in copy_lanes
+    MAX_LANES = 256     # lanes per box in copy_lanes (above 64: runs of tiny lanes only)
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -142,9 +143,9 @@ cdef extern from "layoutkit_pool.h" nogil:
 cdef extern from "layoutkit_cast.h" nogil:
     int lk_cast(void* dst, const void* src, Py_ssize_t n, Py_ssize_t s, int st, int dt,
                 float scale, float zp)
-    Py_ssize_t lk_quantize_interleave(char* dst, const char* src, Py_ssize_t lane_stride,
-                                      Py_ssize_t n, int k, int lo, int hi, int dt, float scale,
-                                      float zp, int pad)
+    Py_ssize_t lk_quantize_interleave(char* dst, Py_ssize_t drow, const char* src,
+                                      Py_ssize_t lane_stride, Py_ssize_t n, int k, int lo, int hi,
+                                      int dt, float scale, float zp, int pad)
     enum:
         LK_T_F32
         LK_T_I8
@@ -368,13 +369,13 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
             fill_run(row + hi * es, n1 - hi, P.pad, es)
         return
     if (s0 == ses and hi > lo and P.cast_src == LK_T_F32 and es == 1 and d1 == 1
-            and d0 == n1 and (n1 == 4 or n1 == 8 or n1 == 16)):
+            and d0 >= n1 and (n1 == 4 or n1 == 8 or n1 == 16)):
         # float32 channel planes into rows of 4/8/16 bytes (NCHW4c, HCWN4c of
         # int8): quantize and interleave in one pass where the CPU allows.
         padv = P.pad[0]
         if P.cast_dst == LK_T_I8:
             padv = (<const int8_t*>P.pad)[0]
-        i0 = lk_quantize_interleave(dst, src, s1, n0, <int>n1, <int>lo, <int>hi, P.cast_dst,
+        i0 = lk_quantize_interleave(dst, d0, src, s1, n0, <int>n1, <int>lo, <int>hi, P.cast_dst,
                                     P.scale, P.zero_point, padv)
         src += i0 * s0
         dst += i0 * d0
@@ -528,6 +529,25 @@ cdef inline bint advance_order(const Plan* P, const int* order, int nord, Py_ssi
     return False
 
 
+cdef inline bint advance_both(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
+                              const Py_ssize_t* ext, const char** src, char** dst) noexcept nogil:
+    """``advance`` over the levels in ``order`` (the last fastest)."""
+    cdef int j = nord - 1
+    cdef int k
+    while j >= 0:
+        k = order[j]
+        idx[k] += 1
+        src[0] += P.ss[k]
+        dst[0] += P.ds[k]
+        if idx[k] < ext[k]:
+            return True
+        src[0] -= P.ss[k] * ext[k]
+        dst[0] -= P.ds[k] * ext[k]
+        idx[k] = 0
+        j -= 1
+    return False
+
+
 cdef inline void copy_tiny_lanes(char* dst, const char* src, const Py_ssize_t* lane_off,
                                  const bint* lane_pad, const char* padbuf, Py_ssize_t m,
                                  Py_ssize_t K, Py_ssize_t es) noexcept nogil:
@@ -576,8 +596,8 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     cdef int order[MAX_LEVELS]
     cdef Py_ssize_t K = 1, m, off, stride
     cdef Py_ssize_t idx[MAX_LEVELS]
-    cdef Py_ssize_t lane_off[64]
-    cdef bint lane_pad[64]
+    cdef Py_ssize_t lane_off[MAX_LANES]
+    cdef bint lane_pad[MAX_LANES]
     cdef uint64_t padbuf[TILE]
     cdef Py_ssize_t pf_idx[MAX_LEVELS]
     cdef Py_ssize_t pf_line[64]
@@ -605,7 +625,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         if k < nlev - 1 and P.ds[k] != ext[k + 1] * P.ds[k + 1]:
             return False
         K *= ext[k]
-        if K > 64:
+        if K > MAX_LANES:
             return False
     m = ext[L]
     if P.ds[L] != K * es or m < 2 or (m < 4 and m * es > 16):
@@ -661,11 +681,16 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             k = j + 1
             while k < K and not lane_pad[k] and lane_off[k] == lane_off[k - 1] + m * es:
                 k += 1
+            if ngrp == 64:
+                ngrp = K     # too many runs: element moves
+                break
             grp_lane[ngrp] = j
             grp_n[ngrp] = k - j
             ngrp += 1
             j = k
         use_runs = ngrp * 8 <= K
+    if K > 64 and not (m * es <= 16 and use_runs):
+        return False    # more lanes than the interleave kernels take (runs excepted)
     if m * es <= 16 and nord > 0:
         # Tiny boxes far apart in the source (crouton -> NHWC: 12 bytes of every
         # 128): each box's loads miss the cache, and the prefetchers do not follow
@@ -852,6 +877,17 @@ cdef inline bint fused_quantize_lanes(const Plan* P, const Py_ssize_t* ext) noex
             and P.ss[nlev - 2] == 4 and (k == 4 or k == 8 or k == 16))
 
 
+cdef inline bint fused_quantize_batch(const Plan* P, const Py_ssize_t* ext) noexcept nogil:
+    """Levels W, N, k at the bottom with float32 planes quantized into the k
+    int8/uint8 lanes and W contiguous in the source (HCWN4c/8c/16c of N > 1)."""
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t k = ext[nlev - 1]
+    return (P.cast_src == LK_T_F32 and (P.cast_dst == LK_T_I8 or P.cast_dst == LK_T_U8)
+            and P.esize == 1 and (k == 4 or k == 8 or k == 16) and ext[nlev - 2] > 1
+            and P.ds[nlev - 1] == 1 and P.ds[nlev - 2] == k
+            and P.ds[nlev - 3] == ext[nlev - 2] * k and P.ss[nlev - 3] == 4)
+
+
 cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssize_t nfirst,
                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """Copy the box of levels [lev, nlev) (extent of ``lev`` replaced by ``nfirst``).
@@ -860,8 +896,9 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     """
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
-    cdef int a, k
-    cdef Py_ssize_t n0, n1, s0, s1, d0, d1
+    cdef int a, k, nord, best
+    cdef int order[MAX_LEVELS]
+    cdef Py_ssize_t n0, n1, s0, s1, d0, d1, j
     cdef Py_ssize_t idx[MAX_LEVELS]
     cdef Py_ssize_t ext[MAX_LEVELS]
     if lev >= nlev:
@@ -881,6 +918,39 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         lo = ext[nlev - 1]
     if hi < lo:
         hi = lo
+    if P.cast_src >= 0 and nlev - lev >= 3 and fused_quantize_batch(P, ext):
+        # HCWN4c of a batch: each destination row holds N x k lanes. Quantize one
+        # (W x k) box per batch index, its rows N * k bytes apart.
+        # The outer level with the smallest source step goes innermost (H, not
+        # C/k): each lane is then read as a sequential stream, where in
+        # destination order every box would read N x k short pieces far apart.
+        a = nlev - 3
+        nord = 0
+        best = 0
+        for k in range(lev, a):
+            idx[k] = 0
+            order[nord] = k
+            if P.ss[k] != 0 and (P.ss[order[best]] == 0
+                                 or abs_ssize(P.ss[k]) < abs_ssize(P.ss[order[best]])):
+                best = nord
+            nord += 1
+        if nord > 1:
+            k = order[best]
+            for j in range(best, nord - 1):
+                order[j] = order[j + 1]
+            order[nord - 1] = k
+        while True:
+            for j in range(ext[nlev - 2]):
+                if nord > 0 and idx[order[nord - 1]] + 2 < ext[order[nord - 1]]:
+                    # N x k streams are more than the prefetchers follow: fetch
+                    # each lane's piece of the box after next.
+                    for k in range(ext[nlev - 1]):
+                        lk_prefetch_lane(src + j * P.ss[nlev - 2] + k * P.ss[nlev - 1]
+                                         + 2 * P.ss[order[nord - 1]], ext[a] * P.ss[a])
+                box_out(P, src + j * P.ss[nlev - 2], dst + j * P.ds[nlev - 2], ext[a], P.ss[a],
+                        P.ds[a], ext[nlev - 1], P.ss[nlev - 1], es, lo, hi)
+            if not advance_both(P, order, nord, idx, ext, &src, &dst):
+                return
     if (P.cast_src >= 0 and nlev - lev >= 2 and P.dcontig[lev] and lo == 0
             and hi == ext[nlev - 1] and ext[nlev - 1] < 256
             and not fused_quantize_lanes(P, ext)):

@@ -403,17 +403,41 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_interleave_avx2(
 }
 #endif
 
-/* lk_quantize_interleave_avx2 where the CPU has AVX2, else 0 rows done. */
-static inline ptrdiff_t lk_quantize_interleave(char *restrict dst, const char *restrict src,
-                                               ptrdiff_t lane_stride, ptrdiff_t n, int k, int lo,
-                                               int hi, int dt, float scale, float zp, int pad) {
+/* lk_quantize_interleave_avx2 where the CPU has AVX2, else 0 rows done. Rows of
+ * the destination lie drow bytes apart (drow >= k): when they are not packed
+ * (HCWN4c of a batch: N x 4 lanes per row), 64 rows at a time are built in a
+ * small buffer and each row's k bytes copied to its place. */
+static inline ptrdiff_t lk_quantize_interleave(char *restrict dst, ptrdiff_t drow,
+                                               const char *restrict src, ptrdiff_t lane_stride,
+                                               ptrdiff_t n, int k, int lo, int hi, int dt,
+                                               float scale, float zp, int pad) {
 #ifdef LK_HAVE_X86_CLONES
-    if (lk_avx2() && (dt == LK_T_I8 || dt == LK_T_U8))
-        return lk_quantize_interleave_avx2(dst, src, lane_stride, n, k, lo, hi, dt == LK_T_I8, scale,
-                                           zp, pad);
+    if (lk_avx2() && (dt == LK_T_I8 || dt == LK_T_U8)) {
+        char rows[64 * 16];
+        ptrdiff_t i = 0, got;
+        if (drow == k)
+            return lk_quantize_interleave_avx2(dst, src, lane_stride, n, k, lo, hi, dt == LK_T_I8,
+                                               scale, zp, pad);
+        while (i < n) {
+            ptrdiff_t m = n - i < 64 ? n - i : 64;
+            got = lk_quantize_interleave_avx2(rows, src + i * 4, lane_stride, m, k, lo, hi,
+                                              dt == LK_T_I8, scale, zp, pad);
+            for (ptrdiff_t r = 0; r < got; r++) {
+                char *o = dst + (i + r) * drow;
+                switch (k) {
+                case 4: memcpy(o, rows + r * 4, 4); break;
+                case 8: memcpy(o, rows + r * 8, 8); break;
+                default: memcpy(o, rows + r * 16, 16); break;
+                }
+            }
+            i += got;
+            if (got < m) break;
+        }
+        return i;
+    }
 #endif
-    (void)dst; (void)src; (void)lane_stride; (void)n; (void)k; (void)lo; (void)hi; (void)dt;
-    (void)scale; (void)zp; (void)pad;
+    (void)dst; (void)drow; (void)src; (void)lane_stride; (void)n; (void)k; (void)lo; (void)hi;
+    (void)dt; (void)scale; (void)zp; (void)pad;
     return 0;
 }
 
