@@ -312,3 +312,15 @@ def test_quantize_into_byte_lanes_of_a_batch(tag, channels, batch, dst, scale, z
     got = layout.pack(x, dtype=dst, scale=scale, zero_point=zero_point, pad_value=0)
     want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW")
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c", "HCWN16c", "NCHW8c"])
+@pytest.mark.parametrize("shape", [(1, 64, 7, 7), (2, 16, 3, 5), (1, 32, 9, 12)])
+def test_quantize_small_planes_into_byte_lanes(tag, shape):
+    """Rows too short for the fused kernel's step of eight (7x7 planes of many
+    channels): the two-pass path, and small boxes through a stack buffer."""
+    x = _image(shape, np.float32, seed=shape[1])
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, dtype=np.int8, scale=0.37, zero_point=-3)
+    want = ref_pack(quantize_ref(x, 0.37, -3, np.int8), tag, dims="NCHW")
+    assert got.tobytes() == want.tobytes()

@@ -42,6 +42,8 @@ cdef enum:
     ROWPAD_WORDS = 64   # ROWPAD_SMALL / 8
     PF_BOXES = 16       # tiny boxes prefetched ahead in copy_lanes
     MAX_LANES = 256     # lanes per box in copy_lanes (above 64: runs of tiny lanes only)
+    SMALL_CAST_BYTES = 2048  # converted boxes this small use a stack buffer in box2d_cast
+    SMALL_CAST_WORDS = 256   # SMALL_CAST_BYTES / 8
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -359,6 +361,7 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
     cdef int padv
     cdef char* row
     cdef char* tmp = NULL
+    cdef uint64_t small_tmp[SMALL_CAST_WORDS]
     if d1 == es and s1 == ses:
         # Rows contiguous on both sides: convert straight into each row.
         for i in range(n0):
@@ -388,7 +391,11 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
         # the same kernels as a plain repack.
         tile = 65536 // (n1 * es)
         tile = 1024 if tile > 1024 else (8 if tile < 8 else tile)
-        tmp = <char*>malloc(tile * n1 * es)
+        if n0 * n1 * es <= SMALL_CAST_BYTES:
+            tile = n0           # a small box (the rows after the fused kernel's last step)
+            tmp = <char*>small_tmp
+        else:
+            tmp = <char*>malloc(tile * n1 * es)
         if tmp != NULL:
             i0 = 0
             while i0 < n0:
@@ -398,7 +405,8 @@ cdef void box2d_cast(const Plan* P, const char* src, char* dst, Py_ssize_t n0, P
                             P.cast_src, P.cast_dst, P.scale, P.zero_point)
                 box2d(tmp, dst + i0 * d0, m, es, d0, n1, m * es, d1, lo, hi, P.pad, es)
                 i0 += m
-            free(tmp)
+            if tmp != <char*>small_tmp:
+                free(tmp)
             return
     if d1 == es:
         # Destination rows contiguous: one strided conversion per row.
@@ -964,12 +972,14 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         lo = ext[nlev - 1]
     if hi < lo:
         hi = lo
-    if P.cast_src >= 0 and nlev - lev >= 3 and fused_quantize_batch(P, ext):
+    if (P.cast_src >= 0 and nlev - lev >= 3 and ext[nlev - 3] >= 8
+            and fused_quantize_batch(P, ext)):
         # HCWN4c of a batch: each destination row holds N x k lanes.
         copy_quantize_rows(P, lev, nlev - 3, src, dst, ext, lo, hi, ext[nlev - 2],
                            P.ss[nlev - 2], P.ds[nlev - 2])
         return
-    if P.cast_src >= 0 and nlev - lev >= 2 and fused_quantize_lanes(P, ext):
+    if (P.cast_src >= 0 and nlev - lev >= 2 and ext[nlev - 2] >= 8
+            and fused_quantize_lanes(P, ext)):
         copy_quantize_rows(P, lev, nlev - 2, src, dst, ext, lo, hi, 1, 0, 0)
         return
     if (P.cast_src >= 0 and nlev - lev >= 2 and P.dcontig[lev] and lo == 0
