@@ -232,3 +232,25 @@ def test_tiny_lane_boxes_far_apart(tag, c, dtype):
     assert layout.unpack(packed, shape).tobytes() == x.tobytes()
     y = lk.convert(x, shape, lk.Layout("NHWC", dims="NHWC"), layout, pad_value=5)
     assert y.tobytes() == packed.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("offset", [0, 8, 16, 24])
+@pytest.mark.parametrize(
+    "shape", [(1, 64, 40, 37), (2, 32, 33, 70), (1, 96, 17, 65), (1, 32, 64, 67)]
+)
+def test_channel_planes_from_pixels_any_alignment(shape, offset, dtype):
+    """NHWC -> NCHW of 32-96 channels (runs of 256 bytes per plane, staged): the
+    destination at every 8-byte offset from a 32-byte boundary, ragged pixels."""
+    n, c, h, w = shape
+    itemsize = np.dtype(dtype).itemsize
+    rng = np.random.default_rng(c + offset)
+    x = rng.integers(0, 250, (n, h, w, c)).astype(dtype)
+    raw = np.zeros(x.nbytes + 64, np.uint8)
+    start = (-raw.ctypes.data) % 32 + offset
+    start -= start % itemsize
+    out = raw[start : start + x.nbytes].view(dtype).reshape(shape)
+    got = lk.convert(x, shape, lk.Layout("NHWC", dims="NCHW"), "NCHW", out=out)
+    assert np.array_equal(got, x.transpose(0, 3, 1, 2))
+    back = lk.convert(got, shape, "NCHW", lk.Layout("NHWC", dims="NCHW"))
+    assert np.array_equal(back, x)
