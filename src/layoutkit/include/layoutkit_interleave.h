@@ -650,7 +650,7 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     ptrdiff_t i = 0, j;
     int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
 #ifdef LK_HAVE_AVX2_TILES
-    if (n && lk_avx2() && drow >= 4096 && rows % (32 / es) == 0 && rows <= 256 &&
+    if (n && lk_avx2() && drow >= 2048 && rows % (32 / es) == 0 && rows <= 256 &&
         lanes >= 2 * (LK_ROWRUN_BYTES / es)) {
         ptrdiff_t done, head = (ptrdiff_t)((32 - (uintptr_t)dst % 32) % 32);
         if (head % es == 0 && drow % 32 == 0 && head) {
