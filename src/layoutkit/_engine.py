@@ -550,8 +550,7 @@ def _fast_run(key: Any, arr: np.ndarray, out: Any, threads: int | None) -> np.nd
             if done is not None:
                 return done
         result = _check_out(out, out_dtype, result_shape, (arr,))
-    plan.run(arr, result, pad, 1 if threads is None and result.nbytes < 2 << 20
-             else _thread_count(threads, result.nbytes))  # fmt: skip
+    plan.run(arr, result, pad, _thread_count(threads, result.nbytes))
     return result
 
 

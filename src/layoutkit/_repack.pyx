@@ -519,24 +519,6 @@ cdef inline void copy_lane_box(char* dst, const char* src, const Py_ssize_t* lan
         i0 += mm
 
 
-cdef inline bint advance_order(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
-                               const Py_ssize_t* ext, const char** src) noexcept nogil:
-    """One step of copy_lanes' odometer (levels in ``order``, the last fastest) on
-    the source side only; False past the last box."""
-    cdef int j = nord - 1
-    cdef int k
-    while j >= 0:
-        k = order[j]
-        idx[k] += 1
-        src[0] += P.ss[k]
-        if idx[k] < ext[k]:
-            return True
-        src[0] -= P.ss[k] * ext[k]
-        idx[k] = 0
-        j -= 1
-    return False
-
-
 cdef inline bint advance_both(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
                               const Py_ssize_t* ext, const char** src, char** dst) noexcept nogil:
     """``advance`` over the levels in ``order`` (the last fastest)."""
@@ -554,6 +536,33 @@ cdef inline bint advance_both(const Plan* P, const int* order, int nord, Py_ssiz
         idx[k] = 0
         j -= 1
     return False
+
+
+cdef inline int order_by_source(const Plan* P, int lev, int top, int* order,
+                                Py_ssize_t* idx) noexcept nogil:
+    """Levels [lev, top) into ``order`` for advance_both, their odometer ``idx``
+    zeroed, with the level of the smallest nonzero source step moved last
+    (fastest); ties keep destination order. Returns the number of levels.
+
+    For boxes that may be visited in any order: each lane is then read as a
+    sequential stream (HCWN4c: H innermost, not C/4) instead of short pieces of
+    far-away rows."""
+    cdef int nord = 0, best, j, k
+    for k in range(lev, top):
+        idx[k] = 0
+        order[nord] = k
+        nord += 1
+    best = nord - 1
+    for j in range(nord):
+        if P.ss[order[j]] != 0 and (P.ss[order[best]] == 0
+                                    or abs_ssize(P.ss[order[j]]) < abs_ssize(P.ss[order[best]])):
+            best = j
+    if nord > 1 and best != nord - 1:
+        k = order[best]
+        for j in range(best, nord - 1):
+            order[j] = order[j + 1]
+        order[nord - 1] = k
+    return nord
 
 
 cdef inline void copy_tiny_lanes(char* dst, const char* src, const Py_ssize_t* lane_off,
@@ -600,9 +609,9 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     """
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
-    cdef int L = -1, k, j, nord, best
+    cdef int L = -1, k, j, nord
     cdef int order[MAX_LEVELS]
-    cdef Py_ssize_t K = 1, m, off, stride
+    cdef Py_ssize_t K = 1, m, off
     cdef Py_ssize_t idx[MAX_LEVELS]
     cdef Py_ssize_t lane_off[MAX_LANES]
     cdef bint lane_pad[MAX_LANES]
@@ -616,6 +625,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     cdef Py_ssize_t ngrp = 0
     cdef bint use_runs = False
     cdef const char* pf_src = src
+    cdef char* pf_dst = dst      # moved alongside pf_src, never written
     cdef bint pf_live = False
     if P.cast_src >= 0 or nlev - lev < 3 or es > 8:
         return False
@@ -659,24 +669,8 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             fill_run(<char*>padbuf, TILE * 8 // es, P.pad, es)
             break
     # Boxes are independent runs of K * m destination slots, so the outer levels
-    # may be visited in any order: the one with the smallest source stride goes
-    # innermost (HCWN4c: H, not C/4), so that each lane is read as a sequential
-    # stream instead of a 56-byte piece of a far-away row per box.
-    nord = 0
-    for k in range(lev, L):
-        idx[k] = 0
-        order[nord] = k
-        nord += 1
-    best = nord - 1
-    for j in range(nord):
-        stride = abs_ssize(P.ss[order[j]])
-        if stride != 0 and (P.ss[order[best]] == 0 or stride < abs_ssize(P.ss[order[best]])):
-            best = j
-    if nord > 1 and best != nord - 1:
-        k = order[best]
-        for j in range(best, nord - 1):
-            order[j] = order[j + 1]
-        order[nord - 1] = k
+    # may be visited in any order.
+    nord = order_by_source(P, lev, L, order, idx)
     # Tiny lanes that lie side by side in the source (crouton -> NHWC of 64
     # channels: 32 lanes of 4 bytes make one 128-byte run) are de-interleaves of
     # whole runs, not element moves.
@@ -723,7 +717,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         pf_live = True
         k = 0
         while pf_live and k < PF_BOXES:
-            pf_live = advance_order(P, order, nord, pf_idx, ext, &pf_src)
+            pf_live = advance_both(P, order, nord, pf_idx, ext, &pf_src, &pf_dst)
             k += 1
     while True:
         if m * es <= 16:
@@ -732,7 +726,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             if nord > 0 and pf_live:
                 for k in range(npf):
                     lk_prefetch_t0(pf_src + pf_off[k])
-                pf_live = advance_order(P, order, nord, pf_idx, ext, &pf_src)
+                pf_live = advance_both(P, order, nord, pf_idx, ext, &pf_src, &pf_dst)
             if use_runs:
                 for j in range(ngrp):
                     lk_deinterleave(dst + grp_lane[j] * es, K, src + lane_off[grp_lane[j]],
@@ -747,19 +741,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                     if not lane_pad[j]:
                         lk_prefetch_lane(src + P.ss[k] + lane_off[j], m * es)
             copy_lane_box(dst, src, lane_off, lane_pad, <const void*>padbuf, m, K, es)
-        j = nord - 1
-        while j >= 0:
-            k = order[j]
-            idx[k] += 1
-            src += P.ss[k]
-            dst += P.ds[k]
-            if idx[k] < ext[k]:
-                break
-            src -= P.ss[k] * ext[k]
-            dst -= P.ds[k] * ext[k]
-            idx[k] = 0
-            j -= 1
-        if j < 0:
+        if not advance_both(P, order, nord, idx, ext, &src, &dst):
             return True
 
 
@@ -909,7 +891,7 @@ cdef void copy_quantize_rows(const Plan* P, int lev, int a, const char* src, cha
     hardware prefetchers follow (HCWN4c 8x256x56x56: 7.1 -> 5 ms).
     """
     cdef int nlev = P.nlev
-    cdef int k, j, nord = 0, best = 0, inner
+    cdef int nord, inner
     cdef int order[MAX_LEVELS]
     cdef Py_ssize_t idx[MAX_LEVELS]
     cdef Py_ssize_t n0 = ext[a], b, piece, lane, ahead
@@ -918,18 +900,7 @@ cdef void copy_quantize_rows(const Plan* P, int lev, int a, const char* src, cha
     while a > lev and P.ss[a - 1] == n0 * P.ss[a] and P.ds[a - 1] == n0 * P.ds[a]:
         a -= 1
         n0 *= ext[a]
-    for k in range(lev, a):
-        idx[k] = 0
-        order[nord] = k
-        if P.ss[k] != 0 and (P.ss[order[best]] == 0
-                             or abs_ssize(P.ss[k]) < abs_ssize(P.ss[order[best]])):
-            best = nord
-        nord += 1
-    if nord > 1:
-        k = order[best]
-        for j in range(best, nord - 1):
-            order[j] = order[j + 1]
-        order[nord - 1] = k
+    nord = order_by_source(P, lev, a, order, idx)
     inner = order[nord - 1] if nord > 0 else -1
     piece = n0 * P.ss[a]      # lk_prefetch_lane takes at most 256 bytes of it
     while True:

@@ -1615,15 +1615,17 @@ class HsiTensor:
 
     def _run(self, arr: np.ndarray, out: np.ndarray | None, label: str) -> np.ndarray:
         plan = self._plan
-        dtype = plan.out_dtype
-        if out is None or plan.kind == "numpy":
-            if out is not None:
-                _check_out(out, plan.out_shape, dtype, label)
+        if out is None:
+            return plan.run(arr)
+        if plan.kind == "numpy":  # ends in np.copyto into out: check it first
+            _check_out(out, plan.out_shape, plan.out_dtype, label)
             return plan.run(arr, out)
         try:
             return plan.run(arr, out)  # the repack checks out= itself ...
         except (LayoutError, TypeError):
-            _check_out(out, plan.out_shape, dtype, label)  # ... this says it for the report
+            _check_out(
+                out, plan.out_shape, plan.out_dtype, label
+            )  # ... this says it for the report
             raise
 
 

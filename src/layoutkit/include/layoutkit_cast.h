@@ -195,6 +195,15 @@ __attribute__((target("avx2"))) static inline __m256i lk_quant32_avx2(__m256 v) 
     return _mm256_cvtps_epi32(v);                                /* below -2^31: INT_MIN */
 }
 
+/* The conversion alone, the fast path of lk_quant32_avx2: INT_MIN marks NaN and
+ * out-of-range quotients (and true values of -2^31, which saturate alike) in
+ * *odd, and a step with any mark is redone through lk_quant32_avx2. */
+__attribute__((target("avx2"))) static inline __m256i lk_cvt_marked_avx2(__m256 v, __m256i *odd) {
+    __m256i q = _mm256_cvtps_epi32(v);
+    *odd = _mm256_or_si256(*odd, _mm256_cmpeq_epi32(q, _mm256_set1_epi32(INT32_MIN)));
+    return q;
+}
+
 /* v within 2^-12 of a half-integer, where x * inv may round otherwise than
  * x / scale. The two differ by at most 3 * 2^-24 * |v|, under 2^-12 while
  * |v| <= 1024; beyond that both saturate every 8-bit result alike, so the test
@@ -240,7 +249,6 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
     const __m256i vzp = _mm256_set1_epi16((short)zp);
     int has_zp = zp != 0.0f;
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    const __m256i int_min = _mm256_set1_epi32(INT32_MIN);
     ptrdiff_t i = 0;
     for (; i + 32 <= n; i += 32) {
         __m256 v0 = _mm256_mul_ps(_mm256_loadu_ps(src + i), vinv);
@@ -254,13 +262,9 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
             v2 = _mm256_div_ps(_mm256_loadu_ps(src + i + 16), vscale);
             v3 = _mm256_div_ps(_mm256_loadu_ps(src + i + 24), vscale);
         }
-        /* INT_MIN from the conversion marks NaN and out-of-range quotients (and
-         * true values of -2^31, which saturate alike): redo such a step. */
-        __m256i q0 = _mm256_cvtps_epi32(v0), q1 = _mm256_cvtps_epi32(v1);
-        __m256i q2 = _mm256_cvtps_epi32(v2), q3 = _mm256_cvtps_epi32(v3);
-        __m256i odd = _mm256_or_si256(
-            _mm256_or_si256(_mm256_cmpeq_epi32(q0, int_min), _mm256_cmpeq_epi32(q1, int_min)),
-            _mm256_or_si256(_mm256_cmpeq_epi32(q2, int_min), _mm256_cmpeq_epi32(q3, int_min)));
+        __m256i odd = _mm256_setzero_si256();
+        __m256i q0 = lk_cvt_marked_avx2(v0, &odd), q1 = lk_cvt_marked_avx2(v1, &odd);
+        __m256i q2 = lk_cvt_marked_avx2(v2, &odd), q3 = lk_cvt_marked_avx2(v3, &odd);
         if (!_mm256_testz_si256(odd, odd)) {
             q0 = lk_quant32_avx2(v0);
             q1 = lk_quant32_avx2(v1);
@@ -294,7 +298,6 @@ __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quanti
     const __m256 vinv = _mm256_set1_ps(1.0f / scale), vscale = _mm256_set1_ps(scale);
     const __m256i vzp = _mm256_set1_epi16((short)zp);
     const __m256i vpad = _mm256_set1_epi32(pad - (int)zp);
-    const __m256i int_min = _mm256_set1_epi32(INT32_MIN);
     const __m256i rowmajor = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
                                               0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     ptrdiff_t i = 0;
@@ -317,18 +320,10 @@ __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quanti
                     if (j >= lo && j < hi)
                         v[u] = _mm256_div_ps(_mm256_loadu_ps((const float *)(src + j * lane_stride) + i), vscale);
                 }
-            /* The conversion alone; INT_MIN marks NaN and out-of-range quotients
-             * (and true values of -2^31, which saturate alike), redone through
-             * lk_quant32_avx2 in the rare step that has one. */
             __m256i q[4], odd = _mm256_setzero_si256();
             for (int u = 0; u < 4; u++) {
                 int j = 4 * t + u;
-                if (j >= lo && j < hi) {
-                    q[u] = _mm256_cvtps_epi32(v[u]);
-                    odd = _mm256_or_si256(odd, _mm256_cmpeq_epi32(q[u], int_min));
-                } else {
-                    q[u] = vpad;
-                }
+                q[u] = j >= lo && j < hi ? lk_cvt_marked_avx2(v[u], &odd) : vpad;
             }
             if (!_mm256_testz_si256(odd, odd))
                 for (int u = 0; u < 4; u++) {
