@@ -254,3 +254,28 @@ def test_channel_planes_from_pixels_any_alignment(shape, offset, dtype):
     assert np.array_equal(got, x.transpose(0, 3, 1, 2))
     back = lk.convert(got, shape, "NCHW", lk.Layout("NHWC", dims="NCHW"))
     assert np.array_equal(back, x)
+
+
+@pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c", "HCWN16c"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64, "V3"], ids=str)
+@pytest.mark.parametrize("w", [1, 2, 3, 5, 7, 9, 17])
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.parametrize("extra", [0, 1])
+def test_lanes_continuing_across_rows(tag, dtype, w, n, extra):
+    """HCWNc of narrow planes: each lane's W run continues in the next H row, so a
+    plane's H rows are interleaved at once in an L1 buffer and copied out row by
+    row (runs of 1-64 bytes and longer; more rows than the buffer holds; padding
+    channels, whose boxes are split per row instead)."""
+    k = int(tag[4:-1])
+    shape = (n, 3 * k + extra, 50, w)
+    x = _data(shape, dtype, seed=w)
+    layout = lk.Layout(tag, dims="NCHW")
+    pad = None if np.dtype(dtype).kind == "V" else 7
+    got = layout.pack(x, pad_value=pad) if pad is not None else layout.pack(x)
+    want = (
+        ref_pack(x, tag, dims="NCHW", pad_value=pad)
+        if pad is not None
+        else ref_pack(x, tag, dims="NCHW")
+    )
+    assert got.tobytes() == want.tobytes()
+    assert layout.unpack(got, shape).tobytes() == x.tobytes()

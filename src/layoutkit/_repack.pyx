@@ -594,6 +594,60 @@ cdef inline void copy_tiny_lanes(char* dst, const char* src, const Py_ssize_t* l
                 memcpy(dst + (i * K + j) * es, p + i * es, es)
 
 
+cdef inline void copy_short(char* dst, const char* src, Py_ssize_t n) noexcept nogil:
+    """Copy n <= 64 bytes (more: memcpy) as two overlapping fixed-size moves."""
+    if n >= 32 and n <= 64:
+        memcpy(dst, src, 32)
+        memcpy(dst + n - 32, src + n - 32, 32)
+    elif n >= 16 and n < 32:
+        memcpy(dst, src, 16)
+        memcpy(dst + n - 16, src + n - 16, 16)
+    elif n >= 8 and n < 16:
+        memcpy(dst, src, 8)
+        memcpy(dst + n - 8, src + n - 8, 8)
+    elif n >= 4 and n < 8:
+        memcpy(dst, src, 4)
+        memcpy(dst + n - 4, src + n - 4, 4)
+    else:
+        memcpy(dst, src, n)
+
+
+cdef bint copy_lane_blocks(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
+                           const Py_ssize_t* ext, const char* src, char* dst,
+                           const Py_ssize_t* lane_off, const bint* lane_pad,
+                           const void* padbuf, Py_ssize_t m, Py_ssize_t K) noexcept nogil:
+    """copy_lanes when its lanes continue across the level visited fastest
+    (``order[nord - 1]``, source step m elements): the boxes of that level are
+    one interleave of longer lanes, built in an L1 buffer and copied out box by
+    box. HCWN4c of 7x7 planes (boxes of 7 x 4 bytes, the 7 H rows of a plane in
+    a row) and NHWC -> Crouton4x1 (8 boxes of 32 x 4 along the channels) paid a
+    walk step, a prefetch and a kernel call per box."""
+    cdef Py_ssize_t es = P.esize
+    cdef int o = order[nord - 1]
+    cdef Py_ssize_t blk = m * K * es
+    cdef Py_ssize_t nb = STAGE // blk
+    cdef Py_ssize_t b, n, t
+    cdef Py_ssize_t sstep = P.ss[o], dstep = P.ds[o]
+    cdef uint64_t stage_mem[STAGE_WORDS]
+    cdef char* stage = <char*>((<size_t>stage_mem + 63) & ~(<size_t>63))
+    if nb > ext[o]:
+        nb = ext[o]
+    while True:
+        b = 0
+        while b < ext[o]:
+            n = ext[o] - b if ext[o] - b < nb else nb
+            copy_lane_box(stage, src + b * sstep, lane_off, lane_pad, padbuf, n * m, K, es)
+            if blk <= 64:
+                for t in range(n):
+                    copy_short(dst + (b + t) * dstep, stage + t * blk, blk)
+            else:
+                for t in range(n):
+                    memcpy(dst + (b + t) * dstep, stage + t * blk, blk)
+            b += n
+        if not advance_both(P, order, nord - 1, idx, ext, &src, &dst):
+            return True
+
+
 cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                      const Py_ssize_t* ext, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """The box of levels [lev, nlev) as interleaves of many lanes, if it has that shape.
@@ -693,6 +747,10 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         use_runs = ngrp * 8 <= K
     if K > 64 and not (m * es <= 16 and use_runs):
         return False    # more lanes than the interleave kernels take (runs excepted)
+    if (nord > 0 and not use_runs and P.ss[order[nord - 1]] == m * es
+            and ext[order[nord - 1]] > 1 and 2 * m * K * es <= STAGE):
+        return copy_lane_blocks(P, order, nord, idx, ext, src, dst, lane_off, lane_pad,
+                                <const void*>padbuf, m, K)
     if m * es <= 16 and nord > 0:
         # Tiny boxes far apart in the source (crouton -> NHWC: 12 bytes of every
         # 128): each box's loads miss the cache, and the prefetchers do not follow
