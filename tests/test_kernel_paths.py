@@ -279,3 +279,42 @@ def test_lanes_continuing_across_rows(tag, dtype, w, n, extra):
     )
     assert got.tobytes() == want.tobytes()
     assert layout.unpack(got, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("pixels", [1, 31, 32, 33, 95, 1000, 4099])
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_three_channel_pixels_and_planes(dtype, pixels, offset):
+    """RGB planes <-> RGB pixels (the shuffled 3-lane kernels): every row count
+    around the 32-byte step, and buffers that start off element alignment's
+    usual 32-byte boundary (offset in elements)."""
+    rng = np.random.default_rng(pixels + offset)
+    shape = (1, 3, 1, pixels)
+    x = rng.integers(0, 250, shape).astype(dtype)
+    raw = np.zeros((x.size + offset) * x.itemsize, np.uint8)
+    out = raw[offset * x.itemsize :].view(dtype).reshape(1, 1, pixels, 3)
+    pixels_layout = lk.Layout("NHWC", dims="NCHW")
+    got = lk.convert(x, shape, "NCHW", pixels_layout, out=out)
+    assert np.array_equal(got, x.transpose(0, 2, 3, 1))
+    raw2 = np.zeros((x.size + offset) * x.itemsize, np.uint8)
+    planes = raw2[offset * x.itemsize :].view(dtype).reshape(shape)
+    back = lk.convert(got, shape, pixels_layout, "NCHW", out=planes)
+    assert np.array_equal(back, x)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32], ids=str)
+@pytest.mark.parametrize("hw", [(1, 1), (5, 7), (4, 8), (17, 33), (64, 65)])
+def test_eight_channel_pixels_to_planes(dtype, hw):
+    """Pixels of 8 channels -> planes (NHWC -> NCHW, HCWN8c / NHWC8c -> NCHW): the
+    8-lane shuffle kernel and its scalar tail."""
+    h, w = hw
+    x = np.random.default_rng(h * w).integers(0, 250, (2, h, w, 8)).astype(dtype)
+    shape = (2, 8, h, w)
+    got = lk.convert(x, shape, lk.Layout("NHWC", dims="NCHW"), "NCHW")
+    assert np.array_equal(got, x.transpose(0, 3, 1, 2))
+    for tag in ("HCWN8c", "NHWC8c"):
+        layout = lk.Layout(tag, dims="NCHW")
+        planes = x.transpose(0, 3, 1, 2).copy()
+        packed = layout.pack(planes)
+        assert packed.tobytes() == ref_pack(planes, tag, dims="NCHW").tobytes()
+        assert np.array_equal(layout.unpack(packed, shape), planes)
