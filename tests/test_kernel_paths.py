@@ -305,16 +305,28 @@ def test_three_channel_pixels_and_planes(dtype, pixels, offset):
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32], ids=str)
 @pytest.mark.parametrize("hw", [(1, 1), (5, 7), (4, 8), (17, 33), (64, 65)])
 def test_eight_channel_pixels_to_planes(dtype, hw):
-    """Pixels of 8 channels -> planes (NHWC -> NCHW, HCWN8c / NHWC8c -> NCHW): the
-    8-lane shuffle kernel and its scalar tail."""
+    """Pixels of 8 channels -> planes (NHWC -> NCHW): the 8-lane shuffle kernel
+    and its scalar tail."""
     h, w = hw
     x = np.random.default_rng(h * w).integers(0, 250, (2, h, w, 8)).astype(dtype)
-    shape = (2, 8, h, w)
-    got = lk.convert(x, shape, lk.Layout("NHWC", dims="NCHW"), "NCHW")
+    got = lk.convert(x, (2, 8, h, w), lk.Layout("NHWC", dims="NCHW"), "NCHW")
     assert np.array_equal(got, x.transpose(0, 3, 1, 2))
-    for tag in ("HCWN8c", "NHWC8c"):
-        layout = lk.Layout(tag, dims="NCHW")
-        planes = x.transpose(0, 3, 1, 2).copy()
-        packed = layout.pack(planes)
-        assert packed.tobytes() == ref_pack(planes, tag, dims="NCHW").tobytes()
-        assert np.array_equal(layout.unpack(packed, shape), planes)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32], ids=str)
+@pytest.mark.parametrize("hw", [(1, 1), (5, 7), (4, 8), (17, 33), (64, 65)])
+@pytest.mark.parametrize(
+    ("tag", "c"),
+    [(t, c) for t in ("HCWN4c", "NCHW4c") for c in (1, 2, 3, 4)]
+    + [(t, c) for t in ("HCWN8c", "NHWC8c") for c in (3, 5, 7, 8)],
+)
+def test_blocked_pixels_to_planes(tag, c, dtype, hw):
+    """Blocks of 4 or 8 channel slots of which c hold data -> planes: the first c
+    lanes of the 4- and 8-lane shuffle kernels, and their scalar tails."""
+    h, w = hw
+    planes = np.random.default_rng(h * w + c).integers(0, 250, (2, c, h, w)).astype(dtype)
+    layout = lk.Layout(tag, dims="NCHW")
+    packed = layout.pack(planes, pad_value=1)
+    assert packed.tobytes() == ref_pack(planes, tag, dims="NCHW", pad_value=1).tobytes()
+    assert np.array_equal(layout.unpack(packed, planes.shape), planes)
+    assert np.array_equal(ref_unpack(packed, tag, dims="NCHW", shape=planes.shape), planes)

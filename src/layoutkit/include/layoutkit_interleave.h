@@ -883,18 +883,19 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_deinterleave3_avx2(char *res
     return done;
 }
 
-/* Rows [0, done) of an 8-lane de-interleave of bytes or 2-byte elements (HCWN8c
- * -> NCHW, NHWC of 8 channels -> planes): an 8 x 8 transpose of 2-byte units
- * per 256 bytes (bytes first paired per channel by a shuffle). */
+/* Rows [0, done) of a de-interleave of the first k of 8 lanes (pixels of 8
+ * elements) of bytes or 2-byte elements (HCWN8c -> NCHW, NHWC of 8 channels ->
+ * planes): an 8 x 8 transpose of 2-byte units per 256 bytes (bytes first paired
+ * per channel by a shuffle). */
 __attribute__((target("avx2"))) static ptrdiff_t lk_deinterleave8_avx2(char *restrict out,
                                                                       ptrdiff_t orow,
                                                                       const char *restrict in,
-                                                                      ptrdiff_t m, int es) {
+                                                                      ptrdiff_t m, int k, int es) {
     ptrdiff_t step = 256 / 8 / es, done = m - m % step, ob = orow * es;
     const __m256i pair = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
                                           0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
     for (ptrdiff_t i = 0; i < done * es; i += 32, in += 256) {
-        __m256i v[8], t[8], s[8];
+        __m256i v[8], t[8], s[8], lane[8];
         /* v[r]: 16 bytes at 16r (low half) and 128 + 16r (high half). */
         for (int r = 0; r < 8; r++) {
             v[r] = lk_load_halves((const uint8_t *)in + 16 * r, (const uint8_t *)in + 128 + 16 * r);
@@ -911,9 +912,41 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_deinterleave8_avx2(char *res
             s[r + 3] = _mm256_unpackhi_epi32(t[r + 1], t[r + 3]);
         }
         for (int c = 0; c < 4; c++) {
-            _mm256_storeu_si256((__m256i *)(out + (2 * c) * ob + i), _mm256_unpacklo_epi64(s[c], s[c + 4]));
-            _mm256_storeu_si256((__m256i *)(out + (2 * c + 1) * ob + i), _mm256_unpackhi_epi64(s[c], s[c + 4]));
+            lane[2 * c] = _mm256_unpacklo_epi64(s[c], s[c + 4]);
+            lane[2 * c + 1] = _mm256_unpackhi_epi64(s[c], s[c + 4]);
         }
+        for (int j = 0; j < k; j++) _mm256_storeu_si256((__m256i *)(out + j * ob + i), lane[j]);
+    }
+    return done;
+}
+
+/* The same for the first k of 4 lanes (HCWN4c / NCHW4c of 3 channels -> planes)
+ * of 1-, 2- and 4-byte elements: a 4 x 4 transpose of 4-byte units per 128
+ * bytes. */
+__attribute__((target("avx2"))) static ptrdiff_t lk_deinterleave4_avx2(char *restrict out,
+                                                                      ptrdiff_t orow,
+                                                                      const char *restrict in,
+                                                                      ptrdiff_t m, int k, int es) {
+    ptrdiff_t step = 128 / 4 / es, done = m - m % step, ob = orow * es;
+    /* Groups each lane's elements of the 16 bytes into one 4-byte unit. */
+    const __m256i quad = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+                                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m256i pair = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                                          0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+    for (ptrdiff_t i = 0; i < done * es; i += 32, in += 128) {
+        __m256i v[4], lane[4];
+        for (int r = 0; r < 4; r++) {
+            v[r] = lk_load_halves((const uint8_t *)in + 16 * r, (const uint8_t *)in + 64 + 16 * r);
+            if (es == 1) v[r] = _mm256_shuffle_epi8(v[r], quad);
+            else if (es == 2) v[r] = _mm256_shuffle_epi8(v[r], pair);
+        }
+        __m256i t0 = _mm256_unpacklo_epi32(v[0], v[1]), t1 = _mm256_unpackhi_epi32(v[0], v[1]);
+        __m256i t2 = _mm256_unpacklo_epi32(v[2], v[3]), t3 = _mm256_unpackhi_epi32(v[2], v[3]);
+        lane[0] = _mm256_unpacklo_epi64(t0, t2);
+        lane[1] = _mm256_unpackhi_epi64(t0, t2);
+        lane[2] = _mm256_unpacklo_epi64(t1, t3);
+        lane[3] = _mm256_unpackhi_epi64(t1, t3);
+        for (int j = 0; j < k; j++) _mm256_storeu_si256((__m256i *)(out + j * ob + i), lane[j]);
     }
     return done;
 }
@@ -933,11 +966,13 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
                                           const void *restrict in, ptrdiff_t m, int k,
                                           ptrdiff_t istride, int es) {
 #ifdef LK_HAVE_AVX2_TILES
-    if (istride == k && lk_simd() != 0 && lk_avx2()) {
-        if (k == 3 && (es == 1 || es == 2 || es == 4))
+    if (k >= 1 && lk_simd() != 0 && lk_avx2()) {
+        if (istride == 3 && k == 3 && (es == 1 || es == 2 || es == 4))
             return lk_deinterleave3_avx2((char *)out, orow, (const char *)in, m, es);
-        if (k == 8 && (es == 1 || es == 2))
-            return lk_deinterleave8_avx2((char *)out, orow, (const char *)in, m, es);
+        if (istride == 4 && k <= 4 && (es == 1 || es == 2 || es == 4))
+            return lk_deinterleave4_avx2((char *)out, orow, (const char *)in, m, k, es);
+        if (istride == 8 && k <= 8 && (es == 1 || es == 2))
+            return lk_deinterleave8_avx2((char *)out, orow, (const char *)in, m, k, es);
     }
 #endif
     (void)out; (void)orow; (void)in; (void)m; (void)k; (void)istride; (void)es;
