@@ -112,3 +112,52 @@ def test_repeated_out_of_another_shape_or_near_the_input():
         layout.pack(xs, out=big[95:159].reshape(want.shape))
     with pytest.raises(lk.LayoutError, match="overlaps"):
         layout.pack(xs, out=big[94:158].reshape(want.shape))
+
+
+@pytest.mark.parametrize("api", ["to_format", "from_format", "to_hw", "to_cpu"])
+def test_adapter_shortcuts_check_out_and_follow_the_data(api):
+    """TensorRT and Vitis entry points keep the plan of a successful call; later
+    calls still check out= and follow new data."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-100, 100, (1, 3, 5, 6)).astype(np.int8)
+    trt_buf = lk.tensorrt.to_format(x, "kCHW32")
+    hw_buf = lk.vitis.to_hw(x, "NCHW", "HCWNC4")
+
+    def call(src, out=None):
+        if api == "to_format":
+            return lk.tensorrt.to_format(src, "kCHW32", out=out)
+        if api == "from_format":
+            return lk.tensorrt.from_format(src, "kCHW32", [1, 3, 5, 6], out=out)
+        if api == "to_hw":
+            return lk.vitis.to_hw(src, "NCHW", "HCWNC4", out=out)
+        return lk.vitis.to_cpu(src, "HCWNC4", (1, 3, 5, 6), "NCHW", out=out)
+
+    src = {"to_format": x, "to_hw": x, "from_format": trt_buf, "to_cpu": hw_buf}[api]
+    want = call(src)
+    good = np.empty_like(want)
+    for _ in range(3):
+        assert call(src, good).tobytes() == want.tobytes()
+    for bad in (
+        np.empty(want.shape, np.uint8),
+        np.empty(want.size + 1, np.int8),
+        np.empty((*want.shape[:-1], 2 * want.shape[-1]), np.int8)[..., ::2],
+    ):
+        with pytest.raises(lk.LayoutError, match="out"):
+            call(src, bad)
+    read_only = np.empty_like(want)
+    read_only.flags.writeable = False
+    with pytest.raises(lk.LayoutError, match=r"read-only|writeable"):
+        call(src, read_only)
+    changed = src.copy()
+    changed.reshape(-1)[:8] = 5
+    assert call(changed).tobytes() != want.tobytes()
+
+
+def test_rank0_linear_out_is_checked():
+    x = np.array(3, np.int8)
+    out = np.empty((), np.int8)
+    assert lk.tensorrt.to_format(x, "kLINEAR", out=out) is out and out == 3
+    with pytest.raises(lk.LayoutError, match="dtype"):
+        lk.tensorrt.to_format(x, "kLINEAR", out=np.empty((), np.int16))
+    with pytest.raises(lk.LayoutError, match="dtype"):
+        lk.tensorrt.from_format(x, "kLINEAR", (), out=np.empty((), np.float32))

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ._engine import _check_out
 from ._errors import LayoutError
 from .layout import Layout, _int_tuple
 
@@ -1170,6 +1171,28 @@ def _declared(arr: np.ndarray, dtype: Any, name: str) -> Any:
     return dt
 
 
+_FAST_PLANS: dict[Any, _Plan] = {}
+
+
+def _fast_plan(key: tuple[Any, ...]) -> _Plan | None:
+    """The plan of an earlier successful call with these exact arguments, if any."""
+    try:
+        return _FAST_PLANS.get(key)
+    except TypeError:  # an unhashable argument (a shape given as a list, say)
+        return None
+
+
+def _keep_plan(key: tuple[Any, ...] | None, plan: _Plan) -> None:
+    if key is None:
+        return
+    try:
+        if len(_FAST_PLANS) >= 512:
+            _FAST_PLANS.clear()
+        _FAST_PLANS[key] = plan
+    except TypeError:
+        pass
+
+
 def to_format(
     x: Any,
     fmt: Any,
@@ -1227,6 +1250,13 @@ def to_format(
     ...
     layoutkit._errors.LayoutError: x: kCHW4 requires INT8 (TensorRT 10.12+ rules); got kHALF (FP16); see format_info(fmt).history
     """
+    key = None
+    if type(x) is np.ndarray and dtype is None and version is None:
+        # A repeated call skips re-validating arguments it has seen succeed.
+        key = ("to", fmt, x.shape, x.dtype, dla, device, strict)
+        plan = _fast_plan(key)
+        if plan is not None and plan.layout is not None:
+            return plan.layout.pack(x, pad_value, out).reshape(plan.storage)
     arr = _array(x, "x")
     plan = _plan(
         fmt,
@@ -1239,9 +1269,10 @@ def to_format(
         shape_name="x.shape",
         dtype_name="x",
     )
+    _keep_plan(key, plan)
     if plan.layout is None:
         if out is not None:
-            out[...] = arr
+            _check_out(out, arr.dtype, plan.storage, (arr,))[...] = arr
             return out
         return np.array(arr, copy=True)
     result = plan.layout.pack(arr, pad_value, out)
@@ -1295,6 +1326,12 @@ def from_format(
     >>> np.array_equal(from_format(b, "kDLA_HWC4", x.shape, dla="xavier"), x)
     True
     """
+    key = None
+    if type(buf) is np.ndarray and dtype is None and version is None:
+        key = ("from", fmt, shape, buf.shape, buf.dtype, dla, device, strict)
+        plan = _fast_plan(key)
+        if plan is not None and plan.layout is not None:
+            return plan.layout.unpack(buf, plan.shape, out)
     arr = _array(buf, "buf")
     if dtype is not None:
         dt = data_type(dtype)
@@ -1321,10 +1358,11 @@ def from_format(
             f"buf holds {arr.size} elements but {plan.fmt.name} of shape {plan.shape} needs "
             f"{need} (storage array {list(plan.storage)})"
         )
+    _keep_plan(key, plan)
     if plan.layout is None:
         res = np.array(arr.reshape(()), copy=True)
         if out is not None:
-            out[...] = res
+            _check_out(out, res.dtype, (), (arr,))[...] = res
             return out
         return res
     return plan.layout.unpack(arr, plan.shape, out)

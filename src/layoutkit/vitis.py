@@ -1096,6 +1096,34 @@ def _as_input(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+_FAST_PLANS: dict[Any, Any] = {}
+
+
+def _fast_plan(key: tuple[Any, ...]) -> Any:
+    """The plan of an earlier successful call with these exact arguments, if any."""
+    try:
+        return _FAST_PLANS.get(key)
+    except TypeError:  # an unhashable argument (a shape given as a list, say)
+        return None
+
+
+def _keep_plan(key: tuple[Any, ...] | None, plan: Any) -> None:
+    if key is None:
+        return
+    try:
+        if len(_FAST_PLANS) >= 512:
+            _FAST_PLANS.clear()
+        _FAST_PLANS[key] = plan
+    except TypeError:
+        pass
+
+
+def _out_matches(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> bool:
+    """The usual ``out=``: an array of exactly this shape and dtype (the repack
+    itself checks that it is C-contiguous, writeable and apart from the input)."""
+    return type(out) is np.ndarray and out.shape == shape and out.dtype == dtype
+
+
 def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, label: str) -> np.ndarray:
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out: expected a numpy.ndarray, got {type(out).__name__}")
@@ -1148,6 +1176,15 @@ def to_hw(
     >>> lk.vitis.to_hw(x, "NHWC", "HCWNC4")[1, 0].tolist()        # h = 1: w x [c0 c1 c2 pad]
     [[[3.0, 4.0, 5.0, 0.0]]]
     """
+    key = None
+    if type(x) is np.ndarray:
+        # A repeated call skips re-validating arguments it has seen succeed.
+        key = ("to_hw", cpu_format, hw_format, x.shape, x.dtype, vart_strict)
+        hit = _fast_plan(key)
+        if hit is not None:
+            if out is not None and not _out_matches(out, hit.out_shape, x.dtype):
+                _check_out(out, hit.out_shape, x.dtype, "hw_shape")
+            return hit.run(x, out)
     arr = _as_input(x, "x")
     cpu = _format(cpu_format, "cpu_format")
     hw = _format(hw_format, "hw_format")
@@ -1156,6 +1193,7 @@ def to_hw(
     if vart_strict:
         _check_strict(shape, cpu, hw, "x.shape")
     plan = _format_plan(shape, cpu.name, hw.name, "input", arr.dtype)
+    _keep_plan(key, plan)
     if out is not None:
         _check_out(out, plan.out_shape, arr.dtype, "hw_shape")
     return plan.run(arr, out)
@@ -1200,6 +1238,14 @@ def to_cpu(
     >>> lk.vitis.to_cpu(hw, "HCWNC4", (1, 3, 2, 2), "NCHW")[0, 2].tolist()
     [[2, 6], [10, 14]]
     """
+    key = None
+    if type(y) is np.ndarray:
+        key = ("to_cpu", hw_format, cpu_shape, cpu_format, y.shape, y.dtype, vart_strict)
+        hit = _fast_plan(key)
+        if hit is not None:
+            if out is not None and not _out_matches(out, hit.out_shape, y.dtype):
+                _check_out(out, hit.out_shape, y.dtype, "cpu_shape")
+            return hit.run(y.reshape(hit.in_shape), out)
     arr = _as_input(y, "y")
     sh = _shape_arg(cpu_shape, "cpu_shape")
     cpu = _format(cpu_format, "cpu_format")
@@ -1215,6 +1261,7 @@ def to_cpu(
             f"{list(sh)} ({cpu.name}) needs {need} (hw_shape {list(hws)})"
         )
     plan = _format_plan(sh, cpu.name, hw.name, "output", arr.dtype)
+    _keep_plan(key, plan)
     if out is not None:
         _check_out(out, sh, arr.dtype, "cpu_shape")
     return plan.run(arr.reshape(hws), out)
