@@ -330,3 +330,21 @@ def test_blocked_pixels_to_planes(tag, c, dtype, hw):
     assert packed.tobytes() == ref_pack(planes, tag, dims="NCHW", pad_value=1).tobytes()
     assert np.array_equal(layout.unpack(packed, planes.shape), planes)
     assert np.array_equal(ref_unpack(packed, tag, dims="NCHW", shape=planes.shape), planes)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("tag", ["NHWC8h2w32c4w", "NHWC4h2w32c8w", "NHWC2h3w32c3w"])
+@pytest.mark.parametrize(("w", "c"), [(8, 32), (7, 64), (6, 40), (8, 320), (7, 352), (5, 330)])
+def test_pixel_blocks_inside_channel_runs_to_pixels(tag, dtype, w, c):
+    """Blocks whose innermost run is channels x k pixels (HTP Crouton4x1 and the
+    like) -> NHWC: with more lanes than the interleave walk takes (C >= 288),
+    each run is one de-interleave into k pixels; ragged W gives blocks of fewer
+    pixels, padded C the per-element path."""
+    shape = (1, 3, w, c)
+    x = _data(shape, dtype, seed=w * c)
+    layout = lk.Layout(tag, dims="NHWC")
+    packed = layout.pack(x, pad_value=2)
+    assert packed.tobytes() == ref_pack(x, tag, dims="NHWC", pad_value=2).tobytes()
+    assert layout.unpack(packed, shape).tobytes() == x.tobytes()
+    nhwc = lk.Layout("NHWC", dims="NHWC")
+    assert lk.convert(packed, shape, layout, nhwc).tobytes() == x.tobytes()

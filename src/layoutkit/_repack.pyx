@@ -974,6 +974,48 @@ cdef void copy_quantize_rows(const Plan* P, int lev, int a, const char* src, cha
             return
 
 
+cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
+                             const Py_ssize_t* ext) noexcept nogil:
+    """The box of levels [lev, nlev) as de-interleaves, if it has that shape.
+
+    Applies when the innermost level is contiguous in the destination but
+    strided in the source (a gather: every 2nd-8th element), and another level L
+    holds the elements in between (source step one element): HTP Crouton4x1 ->
+    NHWC, where each 128-byte source run is 32 channels x 4 pixels. Each run then
+    is one de-interleave into the k = ext[L] destination rows instead of k
+    gathers of single elements. Returns False otherwise.
+    """
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t es = P.esize
+    cdef Py_ssize_t m = ext[nlev - 1]
+    cdef Py_ssize_t istride, orow
+    cdef int L = -1, k, nord = 0
+    cdef int order[MAX_LEVELS]
+    cdef Py_ssize_t idx[MAX_LEVELS]
+    if P.ss[nlev - 1] % es or m * es < 32 or es > 2:
+        return False
+    istride = P.ss[nlev - 1] // es
+    if istride != 3 and istride != 4 and istride != 8:
+        return False        # the shuffle kernels' shapes; others: the gathers do as well
+    for k in range(lev, nlev - 1):
+        if P.ss[k] == es:
+            L = k
+            break
+    if (L < 0 or ext[L] > istride or ext[L] < 2 or P.ds[L] % es
+            or (istride == 3 and ext[L] != 3)):
+        return False
+    orow = P.ds[L] // es
+    for k in range(lev, nlev - 1):
+        if k != L:
+            idx[k] = 0
+            order[nord] = k
+            nord += 1
+    while True:
+        lk_deinterleave(dst, orow, src, m, <int>ext[L], istride, <int>es)
+        if not advance_both(P, order, nord, idx, ext, &src, &dst):
+            return True
+
+
 cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssize_t nfirst,
                       Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """Copy the box of levels [lev, nlev) (extent of ``lev`` replaced by ``nfirst``).
@@ -1021,6 +1063,9 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         box_out(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
         return
     if P.ss[nlev - 1] != es and copy_lanes(P, lev, src, dst, ext, lo, hi):
+        return
+    if (P.cast_src < 0 and nlev - lev >= 3 and P.ds[nlev - 1] == es and P.ss[nlev - 1] != es
+            and lo == 0 and hi == ext[nlev - 1] and copy_deinterleaves(P, lev, src, dst, ext)):
         return
     a = nlev - 2   # the two innermost levels form the 2-D box
     n0, s0, d0 = ext[a], P.ss[a], P.ds[a]

@@ -250,7 +250,8 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
 static inline void lk_interleave(void *restrict out, const void *const *lanes, ptrdiff_t m,
                                  int k, ptrdiff_t ostride, int es) {
     const void *rest[3];
-    ptrdiff_t done = k == 3 ? lk_interleave_shuffled(out, lanes, m, k, ostride, es) : 0;
+    /* Checked here, inline: tiny boxes call this per box. */
+    ptrdiff_t done = k == 3 && m >= 16 ? lk_interleave_shuffled(out, lanes, m, k, ostride, es) : 0;
     if (done) {
         for (int j = 0; j < 3; j++) rest[j] = (const char *)lanes[j] + done * es;
         lanes = rest;
@@ -292,7 +293,10 @@ static inline void lk_prefetch_lane(const char *p, ptrdiff_t bytes) {
 /* out/orow in elements; see LK_DEFINE_DEINTERLEAVE. */
 static inline void lk_deinterleave(void *restrict out, ptrdiff_t orow, const void *restrict in,
                                    ptrdiff_t m, int k, ptrdiff_t istride, int es) {
-    ptrdiff_t done = lk_deinterleave_shuffled(out, orow, in, m, k, istride, es);
+    /* Checked here, inline: tiny boxes call this per box. */
+    ptrdiff_t done = m >= 16 && es <= 4 && (istride == 3 || istride == 4 || istride == 8)
+                         ? lk_deinterleave_shuffled(out, orow, in, m, k, istride, es)
+                         : 0;
     if (done) {
         out = (char *)out + done * es;
         in = (const char *)in + done * istride * es;
@@ -966,7 +970,11 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
                                           const void *restrict in, ptrdiff_t m, int k,
                                           ptrdiff_t istride, int es) {
 #ifdef LK_HAVE_AVX2_TILES
-    if (k >= 1 && lk_simd() != 0 && lk_avx2()) {
+    /* The kernels read whole pixels, slots past the k lanes included; the last
+     * pixel's may lie past the end of the source, so it is left to the caller's
+     * loop. */
+    if (k < istride) m -= 1;
+    if (k >= 1 && m > 0 && lk_simd() != 0 && lk_avx2()) {
         if (istride == 3 && k == 3 && (es == 1 || es == 2 || es == 4))
             return lk_deinterleave3_avx2((char *)out, orow, (const char *)in, m, es);
         if (istride == 4 && k <= 4 && (es == 1 || es == 2 || es == 4))
