@@ -992,17 +992,16 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
     cdef int L = -1, k, nord = 0
     cdef int order[MAX_LEVELS]
     cdef Py_ssize_t idx[MAX_LEVELS]
-    if P.ss[nlev - 1] % es or m * es < 32 or es > 2:
+    if P.ss[nlev - 1] % es or m * es < 32:
         return False
     istride = P.ss[nlev - 1] // es
-    if istride != 3 and istride != 4 and istride != 8:
-        return False        # the shuffle kernels' shapes; others: the gathers do as well
+    if istride < 2 or istride > 8:
+        return False
     for k in range(lev, nlev - 1):
         if P.ss[k] == es:
             L = k
             break
-    if (L < 0 or ext[L] > istride or ext[L] < 2 or P.ds[L] % es
-            or (istride == 3 and ext[L] != 3)):
+    if L < 0 or ext[L] > istride or ext[L] < 2 or P.ds[L] % es:
         return False
     orow = P.ds[L] // es
     for k in range(lev, nlev - 1):
