@@ -992,7 +992,7 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
     cdef int L = -1, k, nord = 0
     cdef int order[MAX_LEVELS]
     cdef Py_ssize_t idx[MAX_LEVELS]
-    if P.ss[nlev - 1] % es or m * es < 32:
+    if P.ss[nlev - 1] % es or m < 2:
         return False
     istride = P.ss[nlev - 1] // es
     if istride < 2 or istride > 8:
