@@ -44,6 +44,7 @@ cdef enum:
     MAX_LANES = 256     # lanes per box in copy_lanes (above 64: runs of tiny lanes only)
     SMALL_CAST_BYTES = 2048  # converted boxes this small use a stack buffer in box2d_cast
     SMALL_CAST_WORDS = 256   # SMALL_CAST_BYTES / 8
+    WHOLE_BOX_BYTES = 524288  # copy_then_cast: boxes up to this size repacked whole (L2)
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -883,6 +884,7 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     cdef int64_t ds2[MAX_LEVELS]
     cdef uint64_t buf_mem[STAGE_WORDS]
     cdef char* buf = <char*>buf_mem
+    cdef char* whole
     # The same levels, written densely in source-sized elements.
     ds2[nlev - 1] = ses
     for k in range(nlev - 2, -1, -1):
@@ -891,6 +893,18 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     Q.esize = ses
     Q.cast_src = -1
     Q.stream = 0
+    # A box that fits in L2 is repacked whole into one heap buffer and converted
+    # in one run: split into 8 KiB pieces, the 7x7 planes of HCWN4c/8c made
+    # boxes of a few bytes, each a walk step and a kernel call (2048 channels:
+    # ~145 us for ~100 KiB).
+    n = ext[lev] * ds2[lev] // ses
+    if n * ses > STAGE and n * ses <= WHOLE_BOX_BYTES:
+        whole = <char*>malloc(n * ses)
+        if whole != NULL:
+            copy_levels(&Q, lev, src, whole, ext[lev], 0, ALL_LANES)
+            lk_cast(dst, whole, n, ses, P.cast_src, P.cast_dst, P.scale, P.zero_point)
+            free(whole)
+            return
     # Split at the first level whose digits are at most 8 KiB each.
     top = lev
     while top < nlev - 1 and ds2[top] > STAGE:
@@ -975,7 +989,7 @@ cdef void copy_quantize_rows(const Plan* P, int lev, int a, const char* src, cha
 
 
 cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
-                             const Py_ssize_t* ext) noexcept nogil:
+                             const Py_ssize_t* ext, Py_ssize_t min_bytes) noexcept nogil:
     """The box of levels [lev, nlev) as de-interleaves, if it has that shape.
 
     Applies when the innermost level is contiguous in the destination but
@@ -983,7 +997,8 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
     holds the elements in between (source step one element): HTP Crouton4x1 ->
     NHWC, where each 128-byte source run is 32 channels x 4 pixels. Each run then
     is one de-interleave into the k = ext[L] destination rows instead of k
-    gathers of single elements. Returns False otherwise.
+    gathers of single elements. Returns False otherwise, or when a call would
+    move fewer than ``min_bytes``.
     """
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
@@ -1001,7 +1016,7 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
         if P.ss[k] == es:
             L = k
             break
-    if L < 0 or ext[L] > istride or ext[L] < 2 or P.ds[L] % es:
+    if L < 0 or ext[L] > istride or ext[L] < 2 or P.ds[L] % es or m * ext[L] * es < min_bytes:
         return False
     orow = P.ds[L] // es
     for k in range(lev, nlev - 1):
@@ -1024,6 +1039,7 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
     cdef int a, k
+    cdef bint deint
     cdef Py_ssize_t n0, n1, s0, s1, d0, d1
     cdef Py_ssize_t idx[MAX_LEVELS]
     cdef Py_ssize_t ext[MAX_LEVELS]
@@ -1061,10 +1077,17 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     if nlev - lev == 1:
         box_out(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
         return
+    deint = (P.cast_src < 0 and nlev - lev >= 3 and P.ds[nlev - 1] == es
+             and P.ss[nlev - 1] != es and lo == 0 and hi == ext[nlev - 1])
+    # Short runs that still make de-interleaves of at least 32 bytes go first:
+    # the interleave walk would move such boxes (HCWN8c -> NCHW of 7x7 planes: 49
+    # lanes of 8 bytes) element by element. Longer runs (croutons -> NHWC) do
+    # better in that walk, which reads the source in order and prefetches.
+    if deint and ext[nlev - 1] < 16 and copy_deinterleaves(P, lev, src, dst, ext, 32):
+        return
     if P.ss[nlev - 1] != es and copy_lanes(P, lev, src, dst, ext, lo, hi):
         return
-    if (P.cast_src < 0 and nlev - lev >= 3 and P.ds[nlev - 1] == es and P.ss[nlev - 1] != es
-            and lo == 0 and hi == ext[nlev - 1] and copy_deinterleaves(P, lev, src, dst, ext)):
+    if deint and copy_deinterleaves(P, lev, src, dst, ext, 0):
         return
     a = nlev - 2   # the two innermost levels form the 2-D box
     n0, s0, d0 = ext[a], P.ss[a], P.ds[a]
