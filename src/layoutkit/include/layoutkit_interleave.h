@@ -697,62 +697,62 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
  * 2- and 4-byte elements, by byte shuffles: 16 bytes of each lane make 48 bytes
  * of pixels. Each 16-byte granule of the pixels is the OR of one shuffle of each
  * lane (interleave), and each lane's 16 bytes the OR of one shuffle of each
- * granule (de-interleave); Z (0x80) zeroes a byte. The compiler's versions of
+ * granule (de-interleave); LK_Z (0x80) zeroes a byte. The compiler's versions of
  * these loops ran at 0.4-0.5x memcpy. Tables: granule g, lane j, byte t of the
  * pixels is element e = (16g + t) / es, which is row e / 3 of lane e % 3.
  */
-#define Z 0x80
+#define LK_Z 0x80
 /* [es 1, 2, 4][pixel granule g][lane j]: lane byte for each pixel byte. */
 static const uint8_t lk_il3_mask[3][3][3][16] = {
     { /* 1-byte elements */
         {
-            {0,Z,Z,1,Z,Z,2,Z,Z,3,Z,Z,4,Z,Z,5},
-            {Z,0,Z,Z,1,Z,Z,2,Z,Z,3,Z,Z,4,Z,Z},
-            {Z,Z,0,Z,Z,1,Z,Z,2,Z,Z,3,Z,Z,4,Z},
+            {0,LK_Z,LK_Z,1,LK_Z,LK_Z,2,LK_Z,LK_Z,3,LK_Z,LK_Z,4,LK_Z,LK_Z,5},
+            {LK_Z,0,LK_Z,LK_Z,1,LK_Z,LK_Z,2,LK_Z,LK_Z,3,LK_Z,LK_Z,4,LK_Z,LK_Z},
+            {LK_Z,LK_Z,0,LK_Z,LK_Z,1,LK_Z,LK_Z,2,LK_Z,LK_Z,3,LK_Z,LK_Z,4,LK_Z},
         },
         {
-            {Z,Z,6,Z,Z,7,Z,Z,8,Z,Z,9,Z,Z,10,Z},
-            {5,Z,Z,6,Z,Z,7,Z,Z,8,Z,Z,9,Z,Z,10},
-            {Z,5,Z,Z,6,Z,Z,7,Z,Z,8,Z,Z,9,Z,Z},
+            {LK_Z,LK_Z,6,LK_Z,LK_Z,7,LK_Z,LK_Z,8,LK_Z,LK_Z,9,LK_Z,LK_Z,10,LK_Z},
+            {5,LK_Z,LK_Z,6,LK_Z,LK_Z,7,LK_Z,LK_Z,8,LK_Z,LK_Z,9,LK_Z,LK_Z,10},
+            {LK_Z,5,LK_Z,LK_Z,6,LK_Z,LK_Z,7,LK_Z,LK_Z,8,LK_Z,LK_Z,9,LK_Z,LK_Z},
         },
         {
-            {Z,11,Z,Z,12,Z,Z,13,Z,Z,14,Z,Z,15,Z,Z},
-            {Z,Z,11,Z,Z,12,Z,Z,13,Z,Z,14,Z,Z,15,Z},
-            {10,Z,Z,11,Z,Z,12,Z,Z,13,Z,Z,14,Z,Z,15},
+            {LK_Z,11,LK_Z,LK_Z,12,LK_Z,LK_Z,13,LK_Z,LK_Z,14,LK_Z,LK_Z,15,LK_Z,LK_Z},
+            {LK_Z,LK_Z,11,LK_Z,LK_Z,12,LK_Z,LK_Z,13,LK_Z,LK_Z,14,LK_Z,LK_Z,15,LK_Z},
+            {10,LK_Z,LK_Z,11,LK_Z,LK_Z,12,LK_Z,LK_Z,13,LK_Z,LK_Z,14,LK_Z,LK_Z,15},
         },
     },
     { /* 2-byte elements */
         {
-            {0,1,Z,Z,Z,Z,2,3,Z,Z,Z,Z,4,5,Z,Z},
-            {Z,Z,0,1,Z,Z,Z,Z,2,3,Z,Z,Z,Z,4,5},
-            {Z,Z,Z,Z,0,1,Z,Z,Z,Z,2,3,Z,Z,Z,Z},
+            {0,1,LK_Z,LK_Z,LK_Z,LK_Z,2,3,LK_Z,LK_Z,LK_Z,LK_Z,4,5,LK_Z,LK_Z},
+            {LK_Z,LK_Z,0,1,LK_Z,LK_Z,LK_Z,LK_Z,2,3,LK_Z,LK_Z,LK_Z,LK_Z,4,5},
+            {LK_Z,LK_Z,LK_Z,LK_Z,0,1,LK_Z,LK_Z,LK_Z,LK_Z,2,3,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,6,7,Z,Z,Z,Z,8,9,Z,Z,Z,Z,10,11},
-            {Z,Z,Z,Z,6,7,Z,Z,Z,Z,8,9,Z,Z,Z,Z},
-            {4,5,Z,Z,Z,Z,6,7,Z,Z,Z,Z,8,9,Z,Z},
+            {LK_Z,LK_Z,6,7,LK_Z,LK_Z,LK_Z,LK_Z,8,9,LK_Z,LK_Z,LK_Z,LK_Z,10,11},
+            {LK_Z,LK_Z,LK_Z,LK_Z,6,7,LK_Z,LK_Z,LK_Z,LK_Z,8,9,LK_Z,LK_Z,LK_Z,LK_Z},
+            {4,5,LK_Z,LK_Z,LK_Z,LK_Z,6,7,LK_Z,LK_Z,LK_Z,LK_Z,8,9,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,12,13,Z,Z,Z,Z,14,15,Z,Z,Z,Z},
-            {10,11,Z,Z,Z,Z,12,13,Z,Z,Z,Z,14,15,Z,Z},
-            {Z,Z,10,11,Z,Z,Z,Z,12,13,Z,Z,Z,Z,14,15},
+            {LK_Z,LK_Z,LK_Z,LK_Z,12,13,LK_Z,LK_Z,LK_Z,LK_Z,14,15,LK_Z,LK_Z,LK_Z,LK_Z},
+            {10,11,LK_Z,LK_Z,LK_Z,LK_Z,12,13,LK_Z,LK_Z,LK_Z,LK_Z,14,15,LK_Z,LK_Z},
+            {LK_Z,LK_Z,10,11,LK_Z,LK_Z,LK_Z,LK_Z,12,13,LK_Z,LK_Z,LK_Z,LK_Z,14,15},
         },
     },
     { /* 4-byte elements */
         {
-            {0,1,2,3,Z,Z,Z,Z,Z,Z,Z,Z,4,5,6,7},
-            {Z,Z,Z,Z,0,1,2,3,Z,Z,Z,Z,Z,Z,Z,Z},
-            {Z,Z,Z,Z,Z,Z,Z,Z,0,1,2,3,Z,Z,Z,Z},
+            {0,1,2,3,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,4,5,6,7},
+            {LK_Z,LK_Z,LK_Z,LK_Z,0,1,2,3,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,0,1,2,3,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,Z,Z,Z,Z,8,9,10,11,Z,Z,Z,Z},
-            {4,5,6,7,Z,Z,Z,Z,Z,Z,Z,Z,8,9,10,11},
-            {Z,Z,Z,Z,4,5,6,7,Z,Z,Z,Z,Z,Z,Z,Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,8,9,10,11,LK_Z,LK_Z,LK_Z,LK_Z},
+            {4,5,6,7,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,8,9,10,11},
+            {LK_Z,LK_Z,LK_Z,LK_Z,4,5,6,7,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,12,13,14,15,Z,Z,Z,Z,Z,Z,Z,Z},
-            {Z,Z,Z,Z,Z,Z,Z,Z,12,13,14,15,Z,Z,Z,Z},
-            {8,9,10,11,Z,Z,Z,Z,Z,Z,Z,Z,12,13,14,15},
+            {LK_Z,LK_Z,LK_Z,LK_Z,12,13,14,15,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,12,13,14,15,LK_Z,LK_Z,LK_Z,LK_Z},
+            {8,9,10,11,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,12,13,14,15},
         },
     },
 };
@@ -760,57 +760,57 @@ static const uint8_t lk_il3_mask[3][3][3][16] = {
 static const uint8_t lk_di3_mask[3][3][3][16] = {
     { /* 1-byte elements */
         {
-            {0,3,6,9,12,15,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z},
-            {1,4,7,10,13,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z},
-            {2,5,8,11,14,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z},
+            {0,3,6,9,12,15,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {1,4,7,10,13,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {2,5,8,11,14,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,Z,Z,2,5,8,11,14,Z,Z,Z,Z,Z},
-            {Z,Z,Z,Z,Z,0,3,6,9,12,15,Z,Z,Z,Z,Z},
-            {Z,Z,Z,Z,Z,1,4,7,10,13,Z,Z,Z,Z,Z,Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,2,5,8,11,14,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,0,3,6,9,12,15,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,1,4,7,10,13,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,1,4,7,10,13},
-            {Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,2,5,8,11,14},
-            {Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,0,3,6,9,12,15},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,1,4,7,10,13},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,2,5,8,11,14},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,0,3,6,9,12,15},
         },
     },
     { /* 2-byte elements */
         {
-            {0,1,6,7,12,13,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z},
-            {2,3,8,9,14,15,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z},
-            {4,5,10,11,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z},
+            {0,1,6,7,12,13,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {2,3,8,9,14,15,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {4,5,10,11,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,Z,Z,2,3,8,9,14,15,Z,Z,Z,Z},
-            {Z,Z,Z,Z,Z,Z,4,5,10,11,Z,Z,Z,Z,Z,Z},
-            {Z,Z,Z,Z,0,1,6,7,12,13,Z,Z,Z,Z,Z,Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,2,3,8,9,14,15,LK_Z,LK_Z,LK_Z,LK_Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,4,5,10,11,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,0,1,6,7,12,13,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,4,5,10,11},
-            {Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,0,1,6,7,12,13},
-            {Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,2,3,8,9,14,15},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,4,5,10,11},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,0,1,6,7,12,13},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,2,3,8,9,14,15},
         },
     },
     { /* 4-byte elements */
         {
-            {0,1,2,3,12,13,14,15,Z,Z,Z,Z,Z,Z,Z,Z},
-            {4,5,6,7,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z},
-            {8,9,10,11,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z},
+            {0,1,2,3,12,13,14,15,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {4,5,6,7,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
+            {8,9,10,11,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,Z,Z,Z,Z,8,9,10,11,Z,Z,Z,Z},
-            {Z,Z,Z,Z,0,1,2,3,12,13,14,15,Z,Z,Z,Z},
-            {Z,Z,Z,Z,4,5,6,7,Z,Z,Z,Z,Z,Z,Z,Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,8,9,10,11,LK_Z,LK_Z,LK_Z,LK_Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,0,1,2,3,12,13,14,15,LK_Z,LK_Z,LK_Z,LK_Z},
+            {LK_Z,LK_Z,LK_Z,LK_Z,4,5,6,7,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z},
         },
         {
-            {Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,4,5,6,7},
-            {Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,Z,8,9,10,11},
-            {Z,Z,Z,Z,Z,Z,Z,Z,0,1,2,3,12,13,14,15},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,4,5,6,7},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,8,9,10,11},
+            {LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,LK_Z,0,1,2,3,12,13,14,15},
         },
     },
 };
-#undef Z
+#undef LK_Z
 
 static inline int lk_es_index(int es) { return es == 1 ? 0 : es == 2 ? 1 : 2; }
 
