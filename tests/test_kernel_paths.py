@@ -348,3 +348,18 @@ def test_pixel_blocks_inside_channel_runs_to_pixels(tag, dtype, w, c):
     assert layout.unpack(packed, shape).tobytes() == x.tobytes()
     nhwc = lk.Layout("NHWC", dims="NHWC")
     assert lk.convert(packed, shape, layout, nhwc).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("pixels", [1, 31, 32, 33, 100, 1027])
+@pytest.mark.parametrize("tag", ["NCHW32c", "HCWN32c"])
+def test_three_byte_channels_in_blocks_of_32(tag, pixels):
+    """3 channels of bytes into 32-slot blocks (one store per padded row), with
+    a pad value that is not 0 and rows around the 32-row step."""
+    x = np.random.default_rng(pixels).integers(0, 250, (1, 3, 1, pixels)).astype(np.uint8)
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, pad_value=0xA5)
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=0xA5).tobytes()
+    assert np.array_equal(layout.unpack(got, x.shape), x)
+    assert lk.tensorrt.to_format(x.view(np.int8), "kCHW32").tobytes() == (
+        ref_pack(x, "NCHW32c", dims="NCHW").tobytes()
+    )

@@ -133,6 +133,8 @@ cdef extern from "layoutkit_interleave.h" nogil:
     int lk_stream_native()
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_prefetch_t0(const char* p)
+    Py_ssize_t lk_interleave3_padded(char* out, const void* const* lanes, Py_ssize_t m,
+                                     int row, uint8_t pad)
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
@@ -238,6 +240,20 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
     if s0 == es:
         # Channel interleave: n1 lanes, each a contiguous source stream; padding
         # lanes read from a buffer of pad values. Tiles of TILE rows stay in L1.
+        if elem_t is uint8_t:
+            if lo == 0 and hi == 3 and on == n1 and n1 == 32:
+                # 3 channels in blocks of 32 (mostly padding): one store a row
+                # (blocks of 8 and 16 do better in the compiled interleaves).
+                for j in range(3):
+                    lanes[j] = src + j * s1
+                i0 = lk_interleave3_padded(<char*>o, lanes, n0, <int>n1, pv)
+                for i in range(i0, n0):
+                    row = o + i * on
+                    for j in range(3):
+                        row[j] = (<const elem_t*>(src + j * s1 + i * es))[0]
+                    for j in range(3, n1):
+                        row[j] = pv
+                return
         if lo > 0 or hi < n1:        # pad lanes read this buffer (small boxes: fill little)
             fill_typed(padbuf, n0 if n0 < TILE else TILE, pv)
         i0 = 0
