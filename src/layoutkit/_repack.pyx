@@ -247,13 +247,14 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
                 for j in range(3):
                     lanes[j] = src + j * s1
                 i0 = lk_interleave3_padded(<char*>o, lanes, n0, <int>n1, pv)
-                for i in range(i0, n0):
-                    row = o + i * on
-                    for j in range(3):
-                        row[j] = (<const elem_t*>(src + j * s1 + i * es))[0]
-                    for j in range(3, n1):
-                        row[j] = pv
-                return
+                if i0 > 0:     # else (no AVX2, fewer than 32 rows) the general path
+                    for i in range(i0, n0):
+                        row = o + i * on
+                        for j in range(3):
+                            row[j] = (<const elem_t*>(src + j * s1 + i * es))[0]
+                        for j in range(3, n1):
+                            row[j] = pv
+                    return
         if lo > 0 or hi < n1:        # pad lanes read this buffer (small boxes: fill little)
             fill_typed(padbuf, n0 if n0 < TILE else TILE, pv)
         i0 = 0
