@@ -510,10 +510,8 @@ def _execute(
         _gather(arr, src, dst, shape, result, pad, conv)
 
     _run(plan, fallback, arr, result, pad, shape, threads)
-    if fast_key is not None and plan is not None and result.size and 0 not in shape:
-        if len(_FAST) >= _FAST_MAX:
-            _FAST.clear()
-        _FAST[fast_key] = (plan, result.shape, result.dtype, pad)
+    if plan is not None and result.size and 0 not in shape:
+        _FAST.keep(fast_key, (plan, result.shape, result.dtype, pad))
     return result
 
 
@@ -522,21 +520,43 @@ def _execute(
 # ---------------------------------------------------------------------------
 
 
+class CallMemo:
+    """What a successful call worked out, kept under its exact arguments (at most
+    ``size`` calls; the lot is dropped when full). Unhashable arguments (a shape
+    given as a list, say) are simply not kept."""
+
+    def __init__(self, size: int) -> None:
+        self._kept: dict[Any, Any] = {}
+        self._size = size
+
+    def get(self, key: Any) -> Any:
+        try:
+            return self._kept.get(key)
+        except TypeError:
+            return None
+
+    def keep(self, key: Any, value: Any) -> None:
+        if key is None:
+            return
+        try:
+            if len(self._kept) >= self._size:
+                self._kept.clear()
+            self._kept[key] = value
+        except TypeError:
+            pass
+
+
 # Calls repeat with the same arguments (a preprocessing loop over frames): after
 # one full validation, the plan, output shape and dtype and padding bytes are
 # kept under the call's arguments (with the types of the scalars, so that True
 # is not 1) and the input's dtype, shape and strides, and a repeat only checks
 # ``out``. This halves the Python cost of a small call.
-_FAST: dict[Any, tuple[RepackPlan, tuple[int, ...], np.dtype, np.ndarray]] = {}
-_FAST_MAX = 256
+_FAST = CallMemo(256)
 
 
 def _fast_run(key: Any, arr: np.ndarray, out: Any, threads: int | None) -> np.ndarray | None:
     """The kept call under ``key`` run on ``arr``, or None (not kept; ``key`` unhashable)."""
-    try:
-        hit = _FAST.get(key)
-    except TypeError:  # an unhashable argument (a list for a shape, say)
-        return None
+    hit = _FAST.get(key)
     if hit is None:
         return None
     plan, result_shape, out_dtype, pad = hit

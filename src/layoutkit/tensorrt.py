@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import _check_out
+from ._engine import CallMemo, _check_out
 from ._errors import LayoutError
 from .layout import Layout, _int_tuple
 
@@ -1171,26 +1171,7 @@ def _declared(arr: np.ndarray, dtype: Any, name: str) -> Any:
     return dt
 
 
-_FAST_PLANS: dict[Any, _Plan] = {}
-
-
-def _fast_plan(key: tuple[Any, ...]) -> _Plan | None:
-    """The plan of an earlier successful call with these exact arguments, if any."""
-    try:
-        return _FAST_PLANS.get(key)
-    except TypeError:  # an unhashable argument (a shape given as a list, say)
-        return None
-
-
-def _keep_plan(key: tuple[Any, ...] | None, plan: _Plan) -> None:
-    if key is None:
-        return
-    try:
-        if len(_FAST_PLANS) >= 512:
-            _FAST_PLANS.clear()
-        _FAST_PLANS[key] = plan
-    except TypeError:
-        pass
+_FAST_PLANS = CallMemo(512)  # plans of successful calls, by their arguments
 
 
 def to_format(
@@ -1254,7 +1235,7 @@ def to_format(
     if type(x) is np.ndarray and dtype is None and version is None:
         # A repeated call skips re-validating arguments it has seen succeed.
         key = ("to", fmt, x.shape, x.dtype, dla, device, strict)
-        plan = _fast_plan(key)
+        plan = _FAST_PLANS.get(key)
         if plan is not None and plan.layout is not None:
             return plan.layout.pack(x, pad_value, out).reshape(plan.storage)
     arr = _array(x, "x")
@@ -1269,7 +1250,7 @@ def to_format(
         shape_name="x.shape",
         dtype_name="x",
     )
-    _keep_plan(key, plan)
+    _FAST_PLANS.keep(key, plan)
     if plan.layout is None:
         if out is not None:
             _check_out(out, arr.dtype, plan.storage, (arr,))[...] = arr
@@ -1329,7 +1310,7 @@ def from_format(
     key = None
     if type(buf) is np.ndarray and dtype is None and version is None:
         key = ("from", fmt, shape, buf.shape, buf.dtype, dla, device, strict)
-        plan = _fast_plan(key)
+        plan = _FAST_PLANS.get(key)
         if plan is not None and plan.layout is not None:
             return plan.layout.unpack(buf, plan.shape, out)
     arr = _array(buf, "buf")
@@ -1358,7 +1339,7 @@ def from_format(
             f"buf holds {arr.size} elements but {plan.fmt.name} of shape {plan.shape} needs "
             f"{need} (storage array {list(plan.storage)})"
         )
-    _keep_plan(key, plan)
+    _FAST_PLANS.keep(key, plan)
     if plan.layout is None:
         res = np.array(arr.reshape(()), copy=True)
         if out is not None:

@@ -57,6 +57,7 @@ from typing import Any, ClassVar
 import ml_dtypes
 import numpy as np
 
+from ._engine import CallMemo
 from ._errors import LayoutError
 from .layout import Layout
 
@@ -1096,26 +1097,7 @@ def _as_input(x: Any, name: str) -> np.ndarray:
     return arr
 
 
-_FAST_PLANS: dict[Any, Any] = {}
-
-
-def _fast_plan(key: tuple[Any, ...]) -> Any:
-    """The plan of an earlier successful call with these exact arguments, if any."""
-    try:
-        return _FAST_PLANS.get(key)
-    except TypeError:  # an unhashable argument (a shape given as a list, say)
-        return None
-
-
-def _keep_plan(key: tuple[Any, ...] | None, plan: Any) -> None:
-    if key is None:
-        return
-    try:
-        if len(_FAST_PLANS) >= 512:
-            _FAST_PLANS.clear()
-        _FAST_PLANS[key] = plan
-    except TypeError:
-        pass
+_FAST_PLANS = CallMemo(512)  # plans of successful calls, by their arguments
 
 
 def _out_matches(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> bool:
@@ -1180,7 +1162,7 @@ def to_hw(
     if type(x) is np.ndarray:
         # A repeated call skips re-validating arguments it has seen succeed.
         key = ("to_hw", cpu_format, hw_format, x.shape, x.dtype, vart_strict)
-        hit = _fast_plan(key)
+        hit = _FAST_PLANS.get(key)
         if hit is not None:
             if out is not None and not _out_matches(out, hit.out_shape, x.dtype):
                 _check_out(out, hit.out_shape, x.dtype, "hw_shape")
@@ -1193,7 +1175,7 @@ def to_hw(
     if vart_strict:
         _check_strict(shape, cpu, hw, "x.shape")
     plan = _format_plan(shape, cpu.name, hw.name, "input", arr.dtype)
-    _keep_plan(key, plan)
+    _FAST_PLANS.keep(key, plan)
     if out is not None:
         _check_out(out, plan.out_shape, arr.dtype, "hw_shape")
     return plan.run(arr, out)
@@ -1241,7 +1223,7 @@ def to_cpu(
     key = None
     if type(y) is np.ndarray:
         key = ("to_cpu", hw_format, cpu_shape, cpu_format, y.shape, y.dtype, vart_strict)
-        hit = _fast_plan(key)
+        hit = _FAST_PLANS.get(key)
         if hit is not None:
             if out is not None and not _out_matches(out, hit.out_shape, y.dtype):
                 _check_out(out, hit.out_shape, y.dtype, "cpu_shape")
@@ -1261,7 +1243,7 @@ def to_cpu(
             f"{list(sh)} ({cpu.name}) needs {need} (hw_shape {list(hws)})"
         )
     plan = _format_plan(sh, cpu.name, hw.name, "output", arr.dtype)
-    _keep_plan(key, plan)
+    _FAST_PLANS.keep(key, plan)
     if out is not None:
         _check_out(out, sh, arr.dtype, "cpu_shape")
     return plan.run(arr.reshape(hws), out)
