@@ -133,8 +133,8 @@ cdef extern from "layoutkit_interleave.h" nogil:
     int lk_stream_native()
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_prefetch_t0(const char* p)
-    Py_ssize_t lk_interleave3_padded(char* out, const void* const* lanes, Py_ssize_t m,
-                                     int row, uint8_t pad)
+    Py_ssize_t lk_interleave3_pad32(char* out, const void* const* lanes, Py_ssize_t m,
+                                    uint8_t pad)
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
@@ -241,12 +241,12 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
         # Channel interleave: n1 lanes, each a contiguous source stream; padding
         # lanes read from a buffer of pad values. Tiles of TILE rows stay in L1.
         if elem_t is uint8_t:
-            if lo == 0 and hi == 3 and on == n1 and n1 == 32:
+            if lo == 0 and hi == 3 and n1 == 32 and on == 32:
                 # 3 channels in blocks of 32 (mostly padding): one store a row
                 # (blocks of 8 and 16 do better in the compiled interleaves).
                 for j in range(3):
                     lanes[j] = src + j * s1
-                i0 = lk_interleave3_padded(<char*>o, lanes, n0, <int>n1, pv)
+                i0 = lk_interleave3_pad32(<char*>o, lanes, n0, pv)
                 if i0 > 0:     # else (no AVX2, fewer than 32 rows) the general path
                     for i in range(i0, n0):
                         row = o + i * on
@@ -613,7 +613,7 @@ cdef inline void copy_tiny_lanes(char* dst, const char* src, const Py_ssize_t* l
 
 
 cdef inline void copy_short(char* dst, const char* src, Py_ssize_t n) noexcept nogil:
-    """Copy n <= 64 bytes (more: memcpy) as two overlapping fixed-size moves."""
+    """Copy n <= 64 bytes as two overlapping fixed-size moves (more: memcpy)."""
     if n >= 32 and n <= 64:
         memcpy(dst, src, 32)
         memcpy(dst + n - 32, src + n - 32, 32)
@@ -628,6 +628,33 @@ cdef inline void copy_short(char* dst, const char* src, Py_ssize_t n) noexcept n
         memcpy(dst + n - 4, src + n - 4, 4)
     else:
         memcpy(dst, src, n)
+
+
+cdef inline void copy_run(char* dst, const char* src, Py_ssize_t nbytes) noexcept nogil:
+    # Constant sizes compile to a few moves instead of a call to memcpy; other
+    # sizes up to 64 bytes are two overlapping moves.
+    if nbytes == 3:
+        memcpy(dst, src, 3)
+    elif nbytes == 4:
+        memcpy(dst, src, 4)
+    elif nbytes == 8:
+        memcpy(dst, src, 8)
+    elif nbytes == 6:
+        memcpy(dst, src, 6)
+    elif nbytes == 12:
+        memcpy(dst, src, 12)
+    elif nbytes == 16:
+        memcpy(dst, src, 16)
+    elif nbytes == 2:
+        memcpy(dst, src, 2)
+    elif nbytes == 1:
+        dst[0] = src[0]
+    elif nbytes == 32:
+        memcpy(dst, src, 32)
+    elif nbytes == 64:
+        memcpy(dst, src, 64)
+    elif nbytes > 0:
+        copy_short(dst, src, nbytes)
 
 
 cdef bint copy_lane_blocks(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
@@ -655,12 +682,8 @@ cdef bint copy_lane_blocks(const Plan* P, const int* order, int nord, Py_ssize_t
         while b < ext[o]:
             n = ext[o] - b if ext[o] - b < nb else nb
             copy_lane_box(stage, src + b * sstep, lane_off, lane_pad, padbuf, n * m, K, es)
-            if blk <= 64:
-                for t in range(n):
-                    copy_short(dst + (b + t) * dstep, stage + t * blk, blk)
-            else:
-                for t in range(n):
-                    memcpy(dst + (b + t) * dstep, stage + t * blk, blk)
+            for t in range(n):
+                copy_run(dst + (b + t) * dstep, stage + t * blk, blk)
             b += n
         if not advance_both(P, order, nord - 1, idx, ext, &src, &dst):
             return True
@@ -821,32 +844,6 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             copy_lane_box(dst, src, lane_off, lane_pad, <const void*>padbuf, m, K, es)
         if not advance_both(P, order, nord, idx, ext, &src, &dst):
             return True
-
-
-cdef inline void copy_run(char* dst, const char* src, Py_ssize_t nbytes) noexcept nogil:
-    # Constant sizes compile to a few moves instead of a call to memcpy.
-    if nbytes == 3:
-        memcpy(dst, src, 3)
-    elif nbytes == 4:
-        memcpy(dst, src, 4)
-    elif nbytes == 8:
-        memcpy(dst, src, 8)
-    elif nbytes == 6:
-        memcpy(dst, src, 6)
-    elif nbytes == 12:
-        memcpy(dst, src, 12)
-    elif nbytes == 16:
-        memcpy(dst, src, 16)
-    elif nbytes == 2:
-        memcpy(dst, src, 2)
-    elif nbytes == 1:
-        dst[0] = src[0]
-    elif nbytes == 32:
-        memcpy(dst, src, 32)
-    elif nbytes == 64:
-        memcpy(dst, src, 64)
-    elif nbytes > 0:
-        memcpy(dst, src, nbytes)
 
 
 cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,

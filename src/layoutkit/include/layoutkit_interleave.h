@@ -957,13 +957,14 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_deinterleave4_avx2(char *res
 #endif
 
 #ifdef LK_HAVE_AVX2_TILES
-/* Rows [0, done) of 3 byte lanes into rows of `row` = 16 or 32 bytes whose
- * other slots are padding (3 channels into NCHW32c, kCHW32): the
- * lanes are interleaved 32 rows at a time into triplets, then each row is the
- * pad vector with its first 3 bytes replaced, one store per row. The generic
- * path read 29 of every 32 lanes from a buffer of padding. */
-__attribute__((target("avx2"))) static ptrdiff_t lk_interleave3_padded_avx2(
-    char *restrict out, const void *const *lanes, ptrdiff_t m, int row, uint8_t pad) {
+/* Rows [0, done) of 3 byte lanes into rows of 32 bytes whose other slots are
+ * padding (3 channels into NCHW32c, kCHW32): the lanes are interleaved 32 rows
+ * at a time into triplets, then each row is the pad vector with its first 3
+ * bytes replaced, one store per row (1.5-2.5x the generic path, which read 29
+ * of every 32 lanes from a buffer of padding; rows of 8 and 16 bytes measured
+ * slower this way than their compiled interleaves). */
+__attribute__((target("avx2"))) static ptrdiff_t lk_interleave3_pad32_avx2(
+    char *restrict out, const void *const *lanes, ptrdiff_t m, uint8_t pad) {
     ptrdiff_t done = m - m % 32;
     char trip[96 + 4] __attribute__((aligned(32)));
     const __m256i padv = _mm256_set1_epi8((char)pad);
@@ -972,35 +973,28 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_interleave3_padded_avx2(
         const void *l[3] = {(const char *)lanes[0] + i, (const char *)lanes[1] + i,
                             (const char *)lanes[2] + i};
         lk_interleave3_avx2(trip, l, 32, 1);
-        char *o = out + i * row;
-        for (int r = 0; r < 32; r++, o += row) {
+        char *o = out + i * 32;
+        for (int r = 0; r < 32; r++, o += 32) {
             uint32_t t;
             memcpy(&t, trip + 3 * r, 4); /* its 4th byte is the next triplet's (or slack) */
             t = (t & 0x00FFFFFFu) | padhi;
-            if (row == 32)
-                _mm256_storeu_si256((__m256i *)o,
-                                    _mm256_blend_epi32(padv, _mm256_castsi128_si256(
-                                                                 _mm_cvtsi32_si128((int)t)), 1));
-            else
-                _mm_storeu_si128((__m128i *)o,
-                                 _mm_blend_epi32(_mm256_castsi256_si128(padv),
-                                                 _mm_cvtsi32_si128((int)t), 1));
+            _mm256_storeu_si256((__m256i *)o,
+                                _mm256_blend_epi32(padv, _mm256_castsi128_si256(
+                                                             _mm_cvtsi32_si128((int)t)), 1));
         }
     }
     return done;
 }
 #endif
 
-/* 3 byte lanes into padded rows of 16 or 32 bytes (see above; the repack uses
- * it for 32, where it measured 1.5-2.5x the generic path); 0 where it does not
- * apply. */
-static ptrdiff_t lk_interleave3_padded(char *restrict out, const void *const *lanes, ptrdiff_t m,
-                                       int row, uint8_t pad) {
+/* 3 byte lanes into padded rows of 32 bytes (see above); 0 where it does not
+ * apply (no AVX2). */
+static ptrdiff_t lk_interleave3_pad32(char *restrict out, const void *const *lanes, ptrdiff_t m,
+                                      uint8_t pad) {
 #ifdef LK_HAVE_AVX2_TILES
-    if ((row == 16 || row == 32) && lk_simd() != 0 && lk_avx2())
-        return lk_interleave3_padded_avx2(out, lanes, m, row, pad);
+    if (lk_simd() != 0 && lk_avx2()) return lk_interleave3_pad32_avx2(out, lanes, m, pad);
 #endif
-    (void)out; (void)lanes; (void)m; (void)row; (void)pad;
+    (void)out; (void)lanes; (void)m; (void)pad;
     return 0;
 }
 
