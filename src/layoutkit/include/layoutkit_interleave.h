@@ -628,11 +628,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
 
 /* Double tiles loaded straight from the lanes (2-, 4- and 8-byte elements; and
  * the rows after the last chunk of bytes), in blocks of rows whose destination
- * (64 lanes wide) stays within ~256 KiB, or ~16 KiB for 2-byte elements, whose
- * block then stays in L1 while its 16-byte columns are filled (NCHW -> NHWC
- * float16 of 64 channels: 0.46-0.50x -> 0.55-0.65x copy in a C harness; 4-byte
- * elements measured slower with small blocks). Measured 1.3-1.5x the staged
- * loop above for 65536-row planes of 2- and 4-byte elements. */
+ * (64 lanes wide) stays within ~256 KiB. Measured 1.3-1.5x the staged loop above
+ * for 65536-row planes of 2- and 4-byte elements. */
 __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes, int es, int n) {
@@ -640,7 +637,7 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     ptrdiff_t group = full_lanes < 64 ? full_lanes : 64;
     group = group / n * n;
     if (group < n) return;
-    ptrdiff_t block = (es == 2 ? 16384 : 262144) / (group * es) / step * step;
+    ptrdiff_t block = 262144 / (group * es) / step * step;
     if (block < step) block = step;
     for (ptrdiff_t i = 0; i < full_rows; i += block) {
         ptrdiff_t iend = i + block < full_rows ? i + block : full_rows;
