@@ -426,6 +426,47 @@ __attribute__((target("avx2"))) static inline void lk_tile2(char *d, ptrdiff_t d
     default: lk_tile2_64(d, ds, s, ss); break;
     }
 }
+
+/* Wide tiles: 32 / es lanes by 16 / es rows. Register k holds 16 bytes of lane
+ * k in its low half and of lane k + N in its high half, so after the unpacks
+ * (within halves) it is destination row k of all 2N lanes, stored whole. Half
+ * the stores of the double tiles and no 128-bit extracts: in L1, float16 16 x 8
+ * moves 2-2.5x and float32 8 x 4 3.6-4x the bytes per second of the double
+ * tiles. Where the traffic to memory dominates, the gain is what survives of
+ * that (see the callers), and in places it is a loss: the staged medium-size
+ * transpose measured slower with them and keeps the double tiles. */
+#define LK_TRANSPOSE_TILEW(NAME, N, UNPLO, UNPHI)                                \
+    __attribute__((target("avx2"))) static inline void NAME(                     \
+        char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) {                    \
+        __m256i r[N], t[N];                                                      \
+        for (int k = 0; k < (N); k++)                                            \
+            r[k] = _mm256_inserti128_si256(                                      \
+                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s + k * ss))), \
+                _mm_loadu_si128((const __m128i *)(s + ((N) + k) * ss)), 1);      \
+        for (int round = 1; round < (N); round *= 2) {                           \
+            for (int j = 0; j < (N) / 2; j++) {                                  \
+                t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                          \
+                t[2 * j + 1] = UNPHI(r[j], r[j + (N) / 2]);                      \
+            }                                                                    \
+            for (int k = 0; k < (N); k++) r[k] = t[k];                           \
+        }                                                                        \
+        for (int k = 0; k < (N); k++) _mm256_storeu_si256((__m256i *)(d + k * ds), r[k]); \
+    }
+
+LK_TRANSPOSE_TILEW(lk_tilew_8, 16, _mm256_unpacklo_epi8, _mm256_unpackhi_epi8)
+LK_TRANSPOSE_TILEW(lk_tilew_16, 8, _mm256_unpacklo_epi16, _mm256_unpackhi_epi16)
+LK_TRANSPOSE_TILEW(lk_tilew_32, 4, _mm256_unpacklo_epi32, _mm256_unpackhi_epi32)
+LK_TRANSPOSE_TILEW(lk_tilew_64, 2, _mm256_unpacklo_epi64, _mm256_unpackhi_epi64)
+
+__attribute__((target("avx2"))) static inline void lk_tilew(char *d, ptrdiff_t ds, const char *s,
+                                                           ptrdiff_t ss, int es) {
+    switch (es) {
+    case 1: lk_tilew_8(d, ds, s, ss); break;
+    case 2: lk_tilew_16(d, ds, s, ss); break;
+    case 4: lk_tilew_32(d, ds, s, ss); break;
+    default: lk_tilew_64(d, ds, s, ss); break;
+    }
+}
 #endif
 
 #ifdef LK_HAVE_SSE2
@@ -564,26 +605,6 @@ static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrd
 #define LK_CHUNK_BYTES 512
 #define LK_CHUNK_LANES 32
 
-/* 32 byte lanes -> 16 destination rows of 32 bytes: lanes 0-15 in the low
- * halves and lanes 16-31 in the high halves, so each row leaves in one 32-byte
- * store (measured ~25% faster than two 16-lane double tiles for kCHW32). */
-__attribute__((target("avx2"))) static inline void lk_tile32_8(char *d, ptrdiff_t ds,
-                                                              const char *s, ptrdiff_t ss) {
-    __m256i r[16], t[16];
-    for (int k = 0; k < 16; k++)
-        r[k] = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s + k * ss))),
-            _mm_loadu_si128((const __m128i *)(s + (k + 16) * ss)), 1);
-    for (int round = 1; round < 16; round *= 2) {
-        for (int j = 0; j < 8; j++) {
-            t[2 * j] = _mm256_unpacklo_epi8(r[j], r[j + 8]);
-            t[2 * j + 1] = _mm256_unpackhi_epi8(r[j], r[j + 8]);
-        }
-        for (int k = 0; k < 16; k++) r[k] = t[k];
-    }
-    for (int k = 0; k < 16; k++) _mm256_storeu_si256((__m256i *)(d + k * ds), r[k]);
-}
-
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes, int es, int n) {
@@ -613,7 +634,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
             }
             if (es == 1 && group == 32) {
                 for (ptrdiff_t r = 0; r < crow; r += 16)
-                    lk_tile32_8(dst + (i + r) * drow + jg, drow, stage + r, LK_CHUNK_BYTES);
+                    lk_tilew_8(dst + (i + r) * drow + jg, drow, stage + r, LK_CHUNK_BYTES);
                 continue;
             }
             for (ptrdiff_t j = 0; j < group; j += n)
@@ -629,11 +650,13 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
 /* Double tiles loaded straight from the lanes (2-, 4- and 8-byte elements; and
  * the rows after the last chunk of bytes), in blocks of rows whose destination
  * (64 lanes wide) stays within ~256 KiB. Measured 1.3-1.5x the staged loop above
- * for 65536-row planes of 2- and 4-byte elements. */
+ * for 65536-row planes of 2- and 4-byte elements. 4- and 8-byte elements take
+ * wide tiles (float32 64 x 65536: 1.1-1.2x, L3-hot and from DRAM); for 2-byte
+ * elements they measured no faster. */
 __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes, int es, int n) {
-    ptrdiff_t step = 2 * (ptrdiff_t)n;
+    ptrdiff_t step = 2 * (ptrdiff_t)n, wide = 32 / es, wide_rows = 16 / es;
     ptrdiff_t group = full_lanes < 64 ? full_lanes : 64;
     group = group / n * n;
     if (group < n) return;
@@ -643,10 +666,13 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
         ptrdiff_t iend = i + block < full_rows ? i + block : full_rows;
         for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {
             ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
-            for (ptrdiff_t j = jg; j < jend; j += n)
-                for (ptrdiff_t ii = i; ii < iend; ii += step) {
+            ptrdiff_t j = jg;
+            for (; es >= 4 && j + wide <= jend; j += wide)
+                for (ptrdiff_t ii = i; ii < iend; ii += wide_rows)
+                    lk_tilew(dst + ii * drow + j * es, drow, src + j * slane + ii * es, slane, es);
+            for (; j < jend; j += n)
+                for (ptrdiff_t ii = i; ii < iend; ii += step)
                     lk_tile2(dst + ii * drow + j * es, drow, src + j * slane + ii * es, slane, es);
-                }
         }
     }
 }
@@ -669,15 +695,35 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t rows, ptrdiff_t lanes, int es) {
     char stage[64 * LK_ROWRUN_BYTES] __attribute__((aligned(64)));
-    ptrdiff_t tr = 32 / es, n = lk_tile_lanes(es), run = LK_ROWRUN_BYTES / es;
-    ptrdiff_t done = lanes - lanes % run;
+    ptrdiff_t n = lk_tile_lanes(es), wide = 32 / es, wide_rows = 16 / es;
+    ptrdiff_t run = LK_ROWRUN_BYTES / es, done = lanes - lanes % run;
     for (ptrdiff_t j0 = 0; j0 < done; j0 += run)
         for (ptrdiff_t i0 = 0; i0 < rows; i0 += 64) {
             ptrdiff_t nr = rows - i0 < 64 ? rows - i0 : 64;
-            for (ptrdiff_t r = 0; r < nr; r += tr)
-                for (ptrdiff_t q = 0; q < run; q += n)
-                    lk_tile2(stage + r * LK_ROWRUN_BYTES + q * es, LK_ROWRUN_BYTES,
-                             src + (j0 + q) * slane + (i0 + r) * es, slane, es);
+            if (rows > 64) {
+                /* Pixels of more than one block of rows (NHWC -> NCHW of 256
+                 * channels): rows outer, so that the block's misses are in
+                 * flight together (the order below measured 10-15% slower). */
+                for (ptrdiff_t r = 0; r < nr; r += 2 * n)
+                    for (ptrdiff_t q = 0; q < run; q += n)
+                        lk_tile2(stage + r * LK_ROWRUN_BYTES + q * es, LK_ROWRUN_BYTES,
+                                 src + (j0 + q) * slane + (i0 + r) * es, slane, es);
+            } else {
+                /* Whole pixels in the block: wide tiles a group of lanes at a
+                 * time, which uses each source line whole while it is in L1,
+                 * with the next group's lines prefetched (NHWC -> NCHW of 64
+                 * channels, float16 and float32: 1.15-1.4x). */
+                for (ptrdiff_t q = 0; q < run; q += wide) {
+                    if (q + wide < run)
+                        for (ptrdiff_t k = 0; k < wide; k++)
+                            for (ptrdiff_t b = 0; b < nr * es; b += 64)
+                                _mm_prefetch(src + (j0 + q + wide + k) * slane + i0 * es + b,
+                                             _MM_HINT_T0);
+                    for (ptrdiff_t r = 0; r < nr; r += wide_rows)
+                        lk_tilew(stage + r * LK_ROWRUN_BYTES + q * es, LK_ROWRUN_BYTES,
+                                 src + (j0 + q) * slane + (i0 + r) * es, slane, es);
+                }
+            }
             for (ptrdiff_t r = 0; r < nr; r++) {
                 char *d = dst + (i0 + r) * drow + j0 * es;
                 const char *t = stage + r * LK_ROWRUN_BYTES;
