@@ -101,6 +101,27 @@ def test_streamed_stores_match(store_mode, tag, c, dtype):
     assert nhwc.unpack(nhwc.pack(x), shape).tobytes() == x.tobytes()
 
 
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("offset", [0, 8, 16, 24, 32, 40, 48, 56])
+@pytest.mark.parametrize(("src_tag", "dst_tag"), [("NHWC", "NCHW"), ("NCHW", "NHWC")])
+def test_streamed_output_at_every_line_offset(store_mode, src_tag, dst_tag, offset, dtype):
+    """Output arrays starting anywhere in a cache line: the streamed path aligns its
+    pieces to the destination's lines and stores partial lines through the cache."""
+    dtype = np.dtype(dtype)
+    shape = (1, 64, 32, 48)  # planes of 1536 pixels: pieces narrower than a row
+    x = _data(shape, dtype, seed=offset)
+    src = lk.Layout(src_tag, dims="NCHW")
+    dst = lk.Layout(dst_tag, dims="NCHW")
+    packed = src.pack(x)
+    n = x.size * dtype.itemsize
+    raw = np.zeros(n + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset - offset % dtype.itemsize
+    out = raw[start : start + n].view(dtype)
+    got = lk.convert(packed, shape, src, dst, out=out)
+    assert got.tobytes() == ref_pack(x, dst_tag, dims="NCHW").tobytes()
+    assert not raw[:start].any() and not raw[start + n :].any()
+
 SIMD_CHECK = """
 import sys
 import numpy as np

@@ -457,7 +457,7 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
                   Py_ssize_t hi) noexcept nogil:
     """A 2-D box; with ``P.stream``, built in L1 piece by piece and streamed out."""
     cdef Py_ssize_t es = P.esize
-    cdef Py_ssize_t rows, cw, r0, c0, r, c, i, l2, h2, line
+    cdef Py_ssize_t rows, cw, r0, c0, r, c, i, l2, h2, line, head
     cdef bint small
     cdef uint64_t stage_mem[STAGE_WORDS]
     cdef char* stage = <char*>((<size_t>stage_mem + 63) & ~(<size_t>63))
@@ -477,12 +477,17 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
             rows = STAGE // (cw * es) if STAGE >= cw * es else 1
         if cw > n1:
             cw = n1
+    # Pieces start on destination lines (a shorter first piece when every row
+    # starts the same distance into a line), so that only whole lines stream.
+    head = (<size_t>dst) & 63
+    head = cw - head // es if cw < n1 and d0 % 64 == 0 and head % es == 0 and head else cw
     r0 = 0
     while r0 < n0:
         r = n0 - r0 if n0 - r0 < rows else rows
         c0 = 0
         while c0 < n1:
-            c = n1 - c0 if n1 - c0 < cw else cw
+            c = head if c0 == 0 else cw
+            c = n1 - c0 if n1 - c0 < c else c
             l2 = lo - c0
             l2 = 0 if l2 < 0 else (c if l2 > c else l2)
             h2 = hi - c0

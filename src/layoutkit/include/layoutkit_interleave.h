@@ -1144,8 +1144,14 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
  */
 static inline void lk_stream_copy(char *restrict dst, const char *restrict src, size_t n) {
 #ifdef LK_HAVE_SSE2
-    if (n >= 64) {
-        size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    /* Only whole, aligned 64-byte lines are streamed; a partial line at either
+     * end is stored through the cache, where the neighbouring piece completes
+     * it. Streaming partial lines made the write-combining buffers flush them
+     * piecemeal: with the destination 16 or 32 bytes into a line (numpy's
+     * heap arrays often are), NHWC -> NCHW float32 1x64x256x256 took 5.5 ms
+     * against 2.9 ms line-aligned. */
+    size_t head = (64 - ((uintptr_t)dst & 63)) & 63;
+    if (n >= head + 64) {
         memcpy(dst, src, head);
         dst += head;
         src += head;
@@ -1160,8 +1166,6 @@ static inline void lk_stream_copy(char *restrict dst, const char *restrict src, 
             _mm_stream_si128((__m128i *)(dst + 32), c);
             _mm_stream_si128((__m128i *)(dst + 48), d);
         }
-        for (; n >= 16; n -= 16, dst += 16, src += 16)
-            _mm_stream_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
     }
 #endif
     memcpy(dst, src, n);
