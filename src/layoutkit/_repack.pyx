@@ -458,7 +458,7 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
     """A 2-D box; with ``P.stream``, built in L1 piece by piece and streamed out."""
     cdef Py_ssize_t es = P.esize
     cdef Py_ssize_t rows, cw, r0, c0, r, c, i, l2, h2, line, head
-    cdef bint small
+    cdef bint small, pf
     cdef uint64_t stage_mem[STAGE_WORDS]
     cdef char* stage = <char*>((<size_t>stage_mem + 63) & ~(<size_t>63))
     small = n0 * n1 * es < 2 * STAGE or n1 * es < 256
@@ -488,6 +488,7 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
     # starts the same distance into a line), so that only whole lines stream.
     head = (<size_t>dst) & 63
     head = cw - head // es if cw < n1 and d0 % 64 == 0 and head % es == 0 and head else cw
+    pf = s0 == es and n1 >= 16
     r0 = 0
     while r0 < n0:
         r = n0 - r0 if n0 - r0 < rows else rows
@@ -499,6 +500,11 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
             l2 = 0 if l2 < 0 else (c if l2 > c else l2)
             h2 = hi - c0
             h2 = l2 if h2 < l2 else (c if h2 > c else h2)
+            if pf and r0 + r < n0:
+                # This piece's lanes, one block of rows on: read again after the
+                # rest of the row block, too many streams for the prefetchers.
+                for i in range(l2, h2):
+                    lk_prefetch_lane(src + (r0 + r) * s0 + (c0 + i) * s1, r * es)
             box_direct(P, src + r0 * s0 + c0 * s1, stage, r, s0, c * es, c, s1, es, l2, h2)
             if c == n1 and d0 == n1 * es:
                 lk_stream_copy(dst + r0 * d0, stage, r * c * es)
