@@ -105,11 +105,18 @@ def test_streamed_stores_match(store_mode, tag, c, dtype):
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("offset", [0, 8, 16, 24, 32, 40, 48, 56])
 @pytest.mark.parametrize(("src_tag", "dst_tag"), [("NHWC", "NCHW"), ("NCHW", "NHWC")])
-def test_streamed_output_at_every_line_offset(store_mode, src_tag, dst_tag, offset, dtype):
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 64, 32, 48),  # planes of 1536 pixels: staged pieces narrower than a row
+        (1, 128, 16, 64),  # 128 channels: NHWC -> NCHW by the row-run kernel, unstaged
+        (1, 64, 64, 64),  # 4096 pixels, 64 channels: NCHW -> NHWC unstaged
+    ],
+)
+def test_streamed_output_at_every_line_offset(store_mode, shape, src_tag, dst_tag, offset, dtype):
     """Output arrays starting anywhere in a cache line: the streamed path aligns its
     pieces to the destination's lines and stores partial lines through the cache."""
     dtype = np.dtype(dtype)
-    shape = (1, 64, 32, 48)  # planes of 1536 pixels: pieces narrower than a row
     x = _data(shape, dtype, seed=offset)
     src = lk.Layout(src_tag, dims="NCHW")
     dst = lk.Layout(dst_tag, dims="NCHW")

@@ -128,6 +128,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_transpose(char* dst, Py_ssize_t drow, const char* src, Py_ssize_t slane,
                       Py_ssize_t rows, Py_ssize_t lanes, int es)
     int lk_tile_lanes(int es)
+    int lk_transpose_beats_staging(Py_ssize_t drow, Py_ssize_t rows, Py_ssize_t lanes, int es)
     void lk_stream_copy(char* dst, const char* src, size_t n)
     void lk_stream_fence()
     int lk_stream_native()
@@ -465,11 +466,8 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
     if not P.stream or d1 != es or (P.stream == 1 and small):
         box_direct(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
         return
-    if s0 == es and n0 >= 4096 and n1 >= 64 and P.cast_src < 0:
-        # A transpose of 64+ long source lanes (NCHW -> NHWC of large planes):
-        # a piece of the stage would take only 2 lines of each lane, too little
-        # for the prefetchers, while the unstaged kernel reads 4 KiB runs
-        # (float32 1x64x256x256: 5.3 -> 1.7 ms).
+    if (s0 == es and lo == 0 and hi == n1 and P.cast_src < 0
+            and lk_transpose_beats_staging(d0, n0, n1, <int>es)):
         box_direct(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
         return
     if n1 * es * 4 <= STAGE:

@@ -1075,6 +1075,28 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
     return 0;
 }
 
+/* Whether lk_transpose of this shape, writing through the cache, beats staging
+ * it in L1 piece by piece and streaming the pieces out (the caller's choice for
+ * outputs larger than the cache). The long-lane kernel (4096+ rows, 64+ lanes)
+ * reads 4 KiB runs of each lane where a stage piece takes 128 bytes, too short
+ * for the prefetchers (NCHW -> NHWC float32 1x64x256x256: 1.7 against 5.3 ms);
+ * the row-run kernel below already writes whole 256-byte runs of each row
+ * (NHWC -> NCHW of 256 channels, 8x256x56x56, float16 and float32: 0.75x the
+ * time; for 64 channels it measured no better than staging). */
+static inline int lk_transpose_beats_staging(ptrdiff_t drow, ptrdiff_t rows, ptrdiff_t lanes,
+                                             int es) {
+#ifdef LK_HAVE_AVX2_TILES
+    if (lk_simd() != 0 && lk_tile_lanes(es) && lk_avx2()) {
+        if (rows >= 4096 && lanes >= 64) return 1;
+        if (drow >= 2048 && rows % (32 / es) == 0 && rows > 64 && rows <= 256 &&
+            lanes >= 2 * (LK_ROWRUN_BYTES / es))
+            return 1;
+    }
+#endif
+    (void)drow; (void)rows; (void)lanes; (void)es;
+    return 0;
+}
+
 static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restrict src,
                          ptrdiff_t slane, ptrdiff_t rows, ptrdiff_t lanes, int es) {
     ptrdiff_t i = 0, j;
