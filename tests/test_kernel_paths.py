@@ -101,7 +101,6 @@ def test_streamed_stores_match(store_mode, tag, c, dtype):
     assert nhwc.unpack(nhwc.pack(x), shape).tobytes() == x.tobytes()
 
 
-
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("offset", [0, 8, 16, 24, 32, 40, 48, 56])
 @pytest.mark.parametrize(("src_tag", "dst_tag"), [("NHWC", "NCHW"), ("NCHW", "NHWC")])
@@ -128,6 +127,7 @@ def test_streamed_output_at_every_line_offset(store_mode, shape, src_tag, dst_ta
     got = lk.convert(packed, shape, src, dst, out=out)
     assert got.tobytes() == ref_pack(x, dst_tag, dims="NCHW").tobytes()
     assert not raw[:start].any() and not raw[start + n :].any()
+
 
 SIMD_CHECK = """
 import sys
