@@ -129,6 +129,25 @@ def test_streamed_output_at_every_line_offset(store_mode, shape, src_tag, dst_ta
     assert not raw[:start].any() and not raw[start + n :].any()
 
 
+@pytest.mark.parametrize("dtype", ["V3", "V6", "V12", "V48", np.complex128], ids=str)
+@pytest.mark.parametrize("offset", [0, 5, 16, 24, 33, 48, 63])
+def test_streamed_output_odd_element_sizes(store_mode, dtype, offset):
+    """Elements that do not divide a cache line, output anywhere in a line: the
+    streamed pieces keep their plain widths and every byte lands once."""
+    dtype = np.dtype(dtype)
+    shape = (1, 64, 8, 100)
+    x = _data(shape, dtype, seed=offset)
+    src = lk.Layout("NHWC", dims="NCHW")
+    packed = src.pack(x)
+    n = x.size * dtype.itemsize
+    raw = np.zeros(n + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    out = raw[start : start + n].view(dtype)
+    got = lk.convert(packed, shape, src, "NCHW", out=out)
+    assert got.tobytes() == x.tobytes()
+    assert not raw[:start].any() and not raw[start + n :].any()
+
+
 SIMD_CHECK = """
 import sys
 import numpy as np

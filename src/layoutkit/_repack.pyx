@@ -484,8 +484,13 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
             cw = n1
     # Pieces start on destination lines (a shorter first piece when every row
     # starts the same distance into a line), so that only whole lines stream.
+    # Elements that divide a line only: cw is then a whole number of lines and
+    # the first piece keeps at least one element.
     head = (<size_t>dst) & 63
-    head = cw - head // es if cw < n1 and d0 % 64 == 0 and head % es == 0 and head else cw
+    if cw < n1 and d0 % 64 == 0 and 64 % es == 0 and head % es == 0 and head:
+        head = cw - head // es
+    else:
+        head = cw
     pf = s0 == es and n1 >= 16
     r0 = 0
     while r0 < n0:
