@@ -336,18 +336,23 @@ static inline const char *lk_simd_name(void) {
 #include <emmintrin.h>
 #define LK_HAVE_SSE2 1
 
+/* log2(N) rounds of unpacks over the registers r[N] (scratch t[N]): round by
+ * round, vector j pairs with j + N/2, low half to 2j, high half to 2j + 1. */
+#define LK_UNPACK_ROUNDS(N, UNPLO, UNPHI)                                        \
+    for (int round = 1; round < (N); round *= 2) {                               \
+        for (int j = 0; j < (N) / 2; j++) {                                      \
+            t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                              \
+            t[2 * j + 1] = UNPHI(r[j], r[j + (N) / 2]);                          \
+        }                                                                        \
+        for (int k = 0; k < (N); k++) r[k] = t[k];                               \
+    }
+
 /* The unpack rounds of one N x N tile; ROW(k) is the address of lane k's row. */
 #define LK_TILE_BODY(N, UNPLO, UNPHI, ROW)                                       \
     {                                                                            \
         __m128i r[N], t[N];                                                      \
         for (int k = 0; k < (N); k++) r[k] = _mm_loadu_si128((const __m128i *)(ROW(k))); \
-        for (int round = 1; round < (N); round *= 2) {                           \
-            for (int j = 0; j < (N) / 2; j++) {                                  \
-                t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                          \
-                t[2 * j + 1] = UNPHI(r[j], r[j + (N) / 2]);                      \
-            }                                                                    \
-            for (int k = 0; k < (N); k++) r[k] = t[k];                           \
-        }                                                                        \
+        LK_UNPACK_ROUNDS(N, UNPLO, UNPHI)                                        \
         for (int k = 0; k < (N); k++)                                            \
             _mm_storeu_si128((__m128i *)(d + k * ds), r[k]);                     \
     }
@@ -397,13 +402,7 @@ static inline int lk_tile_lanes(int es) {
         __m256i r[N], t[N];                                                      \
         for (int k = 0; k < (N); k++)                                            \
             r[k] = _mm256_loadu_si256((const __m256i *)(s + k * ss));            \
-        for (int round = 1; round < (N); round *= 2) {                           \
-            for (int j = 0; j < (N) / 2; j++) {                                  \
-                t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                          \
-                t[2 * j + 1] = UNPHI(r[j], r[j + (N) / 2]);                      \
-            }                                                                    \
-            for (int k = 0; k < (N); k++) r[k] = t[k];                           \
-        }                                                                        \
+        LK_UNPACK_ROUNDS(N, UNPLO, UNPHI)                                        \
         for (int k = 0; k < (N); k++) {                                          \
             _mm_storeu_si128((__m128i *)(d + k * ds), _mm256_castsi256_si128(r[k])); \
             _mm_storeu_si128((__m128i *)(d + ((N) + k) * ds),                    \
@@ -445,13 +444,7 @@ __attribute__((target("avx2"))) static inline void lk_tile2(char *d, ptrdiff_t d
             r[k] = _mm256_inserti128_si256(                                      \
                 _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s + k * ss))), \
                 _mm_loadu_si128((const __m128i *)(s + ((N) + k) * ss)), 1);      \
-        for (int round = 1; round < (N); round *= 2) {                           \
-            for (int j = 0; j < (N) / 2; j++) {                                  \
-                t[2 * j] = UNPLO(r[j], r[j + (N) / 2]);                          \
-                t[2 * j + 1] = UNPHI(r[j], r[j + (N) / 2]);                      \
-            }                                                                    \
-            for (int k = 0; k < (N); k++) r[k] = t[k];                           \
-        }                                                                        \
+        LK_UNPACK_ROUNDS(N, UNPLO, UNPHI)                                        \
         for (int k = 0; k < (N); k++) _mm256_storeu_si256((__m256i *)(d + k * ds), r[k]); \
     }
 
@@ -1047,6 +1040,15 @@ static ptrdiff_t lk_interleave3_pad32(char *restrict out, const void *const *lan
 }
 
 #ifdef LK_HAVE_AVX2_TILES
+/* Whether the k lanes start within span bytes of the first. */
+static inline int lk_lanes_within(const void *const *lanes, int k, ptrdiff_t span) {
+    for (int j = 1; j < k; j++) {
+        ptrdiff_t dist = (const char *)lanes[j] - (const char *)lanes[0];
+        if (dist >= span || dist <= -span) return 0;
+    }
+    return 1;
+}
+
 /* Four byte lanes -> pixels of four bytes, 32 pixels per step (HTP Crouton4x1's
  * 32 channels x 4 columns, NCHW4c of bytes). The unpacks work within 128-bit
  * halves, leaving pixels 0-3 | 16-19, 4-7 | 20-23, 8-11 | 24-27 and
@@ -1056,14 +1058,6 @@ static ptrdiff_t lk_interleave3_pad32(char *restrict out, const void *const *lan
  * lanes within a page of each other (pixels of one row): lanes whole pages
  * apart (channel planes, NCHW -> HCWNC4 int8 1x64x256x256) measured 1.4x the
  * time of the compiler's loop. */
-static inline int lk_lanes_within(const void *const *lanes, int k, ptrdiff_t span) {
-    for (int j = 1; j < k; j++) {
-        ptrdiff_t dist = (const char *)lanes[j] - (const char *)lanes[0];
-        if (dist >= span || dist <= -span) return 0;
-    }
-    return 1;
-}
-
 __attribute__((target("avx2"))) static ptrdiff_t lk_interleave4_u8_avx2(
     char *restrict out, const void *const *lanes, ptrdiff_t m) {
     const char *a = (const char *)lanes[0], *b = (const char *)lanes[1];
@@ -1122,6 +1116,15 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
     return 0;
 }
 
+#ifdef LK_HAVE_AVX2_TILES
+/* Whether lk_transpose takes the row-run kernel: rows far apart (drow >= 2 KiB),
+ * a whole number of tiles of rows up to 256, and at least two runs of lanes. */
+static inline int lk_rowruns_fit(ptrdiff_t drow, ptrdiff_t rows, ptrdiff_t lanes, int es) {
+    return drow >= 2048 && rows % (32 / es) == 0 && rows <= 256 &&
+           lanes >= 2 * (LK_ROWRUN_BYTES / es);
+}
+#endif
+
 /* Whether lk_transpose of this shape, writing through the cache, beats staging
  * it in L1 piece by piece and streaming the pieces out (the caller's choice for
  * outputs larger than the cache). The long-lane kernel (4096+ rows, 64+ lanes)
@@ -1135,9 +1138,7 @@ static inline int lk_transpose_beats_staging(ptrdiff_t drow, ptrdiff_t rows, ptr
 #ifdef LK_HAVE_AVX2_TILES
     if (lk_simd() != 0 && lk_tile_lanes(es) && lk_avx2()) {
         if (rows >= 4096 && lanes >= 64) return 1;
-        if (drow >= 2048 && rows % (32 / es) == 0 && rows > 64 && rows <= 256 &&
-            lanes >= 2 * (LK_ROWRUN_BYTES / es))
-            return 1;
+        if (rows > 64 && lk_rowruns_fit(drow, rows, lanes, es)) return 1;
     }
 #endif
     (void)drow; (void)rows; (void)lanes; (void)es;
@@ -1149,8 +1150,7 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     ptrdiff_t i = 0, j;
     int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
 #ifdef LK_HAVE_AVX2_TILES
-    if (n && lk_avx2() && drow >= 2048 && rows % (32 / es) == 0 && rows <= 256 &&
-        lanes >= 2 * (LK_ROWRUN_BYTES / es)) {
+    if (n && lk_avx2() && lk_rowruns_fit(drow, rows, lanes, es)) {
         ptrdiff_t done, head = (ptrdiff_t)((32 - (uintptr_t)dst % 32) % 32);
         if (head % es == 0 && drow % 32 == 0 && head) {
             /* The first lanes by the tiles below, so that every row's runs are
