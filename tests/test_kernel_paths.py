@@ -161,7 +161,7 @@ for stream in (-1, 0):
     _repack.set_stream_threshold(stream)
     for c in (3, 4, 16, 33, 64):
         for dt in (np.uint8, np.uint16, np.float32, np.float64):
-            for tag in ("NHWC", "NCHW4c", "NCHW16c"):
+            for tag in ("NHWC", "NCHW4c", "NCHW16c", "NCHW8h2w32c4w", "NCHW8h2w32c2w"):
                 x = rng.integers(0, 200, (2, c, 21, 35)).astype(dt)
                 layout = lk.Layout(tag, dims="NCHW")
                 got = layout.pack(x)
@@ -263,6 +263,54 @@ def test_crouton_boxes_of_short_rows(preset, c, dtype):
     want = ref_pack(x, str(layout), dims=layout.dims, pad_value=3)
     assert got.tobytes() == want.tobytes()
     assert np.array_equal(layout.unpack(got, x.shape), x)
+
+
+def _strided_source(x, how):
+    """``x`` as a contiguous array, a view with reversed W, or a channel slice."""
+    if how == "reversed_w":
+        return np.ascontiguousarray(x[:, :, ::-1])[:, :, ::-1]
+    if how == "channel_slice":
+        wide = np.zeros((*x.shape[:3], x.shape[3] + 32), x.dtype)
+        wide[..., 16 : 16 + x.shape[3]] = x
+        return wide[..., 16 : 16 + x.shape[3]]
+    return x
+
+
+@pytest.mark.parametrize("how", ["contiguous", "reversed_w", "channel_slice"])
+@pytest.mark.parametrize("offset", [0, 1, 6])
+@pytest.mark.parametrize(
+    "shape", [(1, 8, 8, 32), (2, 8, 24, 256), (3, 16, 8, 64), (1, 24, 40, 96), (1, 8, 12, 64)]
+)
+@pytest.mark.parametrize(
+    ("tag", "dtype"),
+    [
+        ("NHWC8h2w32c4w", np.uint8),
+        ("NHWC8h2w32c4w", np.int8),
+        ("NHWC8h2w32c2w", np.float16),
+        ("NHWC8h2w32c2w", np.uint16),
+        ("NHWC8h2w32c4w", np.float16),
+        ("NHWC8h2w32c2w", np.uint8),
+    ],
+    ids=str,
+)
+def test_crouton_box_grids(tag, dtype, shape, offset, how):
+    """Crouton4x1 bytes and Crouton2 half-words with whole chunks: boxes of 128
+    bytes run as grids of fixed shuffles (lk_box_grid), in both directions.
+    Sources reversed along W (negative lane stride) or sliced out of wider
+    pixels, outputs at odd offsets, ragged W (12) included."""
+    layout = lk.Layout(tag, dims="NHWC")
+    x = _strided_source(_data(shape, dtype, seed=sum(shape) + offset), how)
+    size = layout.physical_shape(shape)
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.zeros(int(np.prod(size)) * itemsize + 64, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset * itemsize
+    out = raw[start : start + int(np.prod(size)) * itemsize].view(dtype).reshape(size)
+    want = ref_pack(np.ascontiguousarray(x), tag, dims="NHWC", pad_value=7)
+    assert layout.pack(x, out=out, pad_value=7).tobytes() == want.tobytes()
+    back = raw[start : start + x.nbytes].view(dtype).reshape(shape)
+    packed = want.copy()
+    assert layout.unpack(packed, shape, out=back).tobytes() == np.ascontiguousarray(x).tobytes()
+    assert ref_unpack(packed, tag, dims="NHWC", shape=shape).tobytes() == back.tobytes()
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)

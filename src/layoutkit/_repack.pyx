@@ -139,6 +139,15 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
+    ctypedef struct lk_grid_level:
+        Py_ssize_t n, s, d
+    enum:
+        LK_GRID_IL4_U8
+        LK_GRID_IL2_U16
+        LK_GRID_DI4_U8
+        LK_GRID_DI2_U16
+    int lk_box_grid(int kind, char* dst, const char* src, const lk_grid_level* levels, int nl,
+                    Py_ssize_t stride, Py_ssize_t m)
 
 
 cdef extern from "layoutkit_pool.h" nogil:
@@ -710,6 +719,42 @@ cdef bint copy_lane_blocks(const Plan* P, const int* order, int nord, Py_ssize_t
             return True
 
 
+cdef bint copy_box_grid(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
+                        const Py_ssize_t* ext, const char* src, char* dst, int kind,
+                        const lk_grid_level* inner, int ninner, Py_ssize_t stride,
+                        Py_ssize_t m) noexcept nogil:
+    """copy_lanes' boxes through lk_box_grid. The levels of ``order`` are
+    visited in source order (smallest step fastest); the fastest of them plus
+    the ``ninner`` box levels of ``inner``, four in all, run per call, the rest
+    by the odometer. False (nothing written)
+    where the grid kernels do not apply."""
+    cdef lk_grid_level lv[4]
+    cdef int g = nord if nord < 4 - ninner else 4 - ninner
+    cdef int j, k, t
+    cdef int sorted_order[MAX_LEVELS]
+    # Every level in source order (the smallest step fastest): each chunk of a
+    # crouton is then read whole before the next.
+    for j in range(nord):
+        t = order[j]
+        k = j
+        while k > 0 and abs_ssize(P.ss[sorted_order[k - 1]]) < abs_ssize(P.ss[t]):
+            sorted_order[k] = sorted_order[k - 1]
+            k -= 1
+        sorted_order[k] = t
+    order = sorted_order
+    for j in range(g):
+        lv[j].n = ext[order[nord - g + j]]
+        lv[j].s = P.ss[order[nord - g + j]]
+        lv[j].d = P.ds[order[nord - g + j]]
+    for j in range(ninner):
+        lv[g + j] = inner[j]
+    if not lk_box_grid(kind, dst, src, lv, g + ninner, stride, m):
+        return False
+    while advance_both(P, order, nord - g, idx, ext, &src, &dst):
+        lk_box_grid(kind, dst, src, lv, g + ninner, stride, m)
+    return True
+
+
 cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                      const Py_ssize_t* ext, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """The box of levels [lev, nlev) as interleaves of many lanes, if it has that shape.
@@ -740,6 +785,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     cdef Py_ssize_t grp_n[64]
     cdef Py_ssize_t ngrp = 0
     cdef bint use_runs = False
+    cdef lk_grid_level grid[1]
     cdef const char* pf_src = src
     cdef char* pf_dst = dst      # moved alongside pf_src, never written
     cdef bint pf_live = False
@@ -809,6 +855,31 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         use_runs = ngrp * 8 <= K
     if K > 64 and not (m * es <= 16 and use_runs):
         return False    # more lanes than the interleave kernels take (runs excepted)
+    if use_runs and m * es == 4 and (m == 4 or m == 2):
+        # Pixels of 4 bytes into rows (Crouton4x1 / Crouton2 -> NHWC): the runs
+        # are the innermost box level of a grid when they are evenly spaced.
+        off = lane_off[grp_lane[1]] if ngrp > 1 else 0
+        j = 0
+        while j < ngrp and grp_n[j] == grp_n[0] and grp_lane[j] == j * grp_n[0]:
+            if lane_off[grp_lane[j]] != j * off:
+                break
+            j += 1
+        if j == ngrp:
+            grid[0].n, grid[0].s, grid[0].d = ngrp, off, grp_n[0] * es
+            if copy_box_grid(P, order, nord, idx, ext, src, dst,
+                             LK_GRID_DI4_U8 if m == 4 else LK_GRID_DI2_U16, grid, 1, K * es,
+                             grp_n[0]):
+                return True
+    if (not use_runs and K * es == 4 and (K == 4 or K == 2) and m * es <= 64 and K > 1
+            and lane_off[1] < 4096 and lane_off[1] > -4096):
+        # Short lanes a fixed stride apart (NHWC -> Crouton4x1 / Crouton2).
+        j = 0
+        while j < K and not lane_pad[j] and lane_off[j] == j * lane_off[1]:
+            j += 1
+        if j == K and copy_box_grid(P, order, nord, idx, ext, src, dst,
+                                    LK_GRID_IL4_U8 if K == 4 else LK_GRID_IL2_U16, grid, 0,
+                                    lane_off[1], m):
+            return True
     if (nord > 0 and not use_runs and P.ss[order[nord - 1]] == m * es
             and ext[order[nord - 1]] > 1 and m * K * es <= 512):
         # Small boxes only: larger ones gain nothing from batching and lose the
