@@ -276,6 +276,24 @@ def _strided_source(x, how):
     return x
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("w", [16, 17, 40, 56])
+@pytest.mark.parametrize(
+    ("tag", "n"), [("HCWN4c", 8), ("HCWN4c", 9), ("HCWN8c", 5), ("HCWN16c", 3)]
+)
+def test_many_lanes_of_a_batch(tag, n, w, dtype):
+    """HCWNc of a batch: N x c lanes per destination row (24-64), interleaved by
+    wide register tiles (2n lanes x n rows) whose last column and row of tiles
+    overlap the previous ones when N x c and W are not multiples of the tile."""
+    k = int(tag[4:-1])
+    shape = (n, 2 * k, 3, w)
+    x = _data(shape, dtype, seed=n * w)
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x)
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW").tobytes()
+    assert layout.unpack(got, shape).tobytes() == x.tobytes()
+
+
 @pytest.mark.parametrize("how", ["contiguous", "reversed_w", "channel_slice"])
 @pytest.mark.parametrize("offset", [0, 1, 6])
 @pytest.mark.parametrize(
