@@ -723,11 +723,12 @@ cdef bint copy_box_grid(const Plan* P, const int* order, int nord, Py_ssize_t* i
                         const Py_ssize_t* ext, const char* src, char* dst, int kind,
                         const lk_grid_level* inner, int ninner, Py_ssize_t stride,
                         Py_ssize_t m) noexcept nogil:
-    """copy_lanes' boxes through lk_box_grid. The levels of ``order`` are
-    visited in source order (smallest step fastest); the fastest of them plus
-    the ``ninner`` box levels of ``inner``, four in all, run per call, the rest
-    by the odometer. False (nothing written)
-    where the grid kernels do not apply."""
+    """copy_lanes' boxes through lk_box_grid; False, with nothing written, where
+    the grid kernels do not apply.
+
+    The levels of ``order`` are visited in source order (smallest step
+    fastest). The fastest of them and the ``ninner`` box levels of ``inner``,
+    four levels in all, run per call; the odometer steps through the rest."""
     cdef lk_grid_level lv[4]
     cdef int g = nord if nord < 4 - ninner else 4 - ninner
     cdef int j, k, t
@@ -870,7 +871,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                              LK_GRID_DI4_U8 if m == 4 else LK_GRID_DI2_U16, grid, 1, K * es,
                              grp_n[0]):
                 return True
-    if (not use_runs and K * es == 4 and (K == 4 or K == 2) and m * es <= 64 and K > 1
+    if (not use_runs and K * es == 4 and (K == 4 or K == 2) and m * es <= 64
             and lane_off[1] < 4096 and lane_off[1] > -4096):
         # Short lanes a fixed stride apart (NHWC -> Crouton4x1 / Crouton2).
         j = 0
