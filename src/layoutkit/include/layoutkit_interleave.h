@@ -730,7 +730,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t rows, ptrdiff_t lanes, int es) {
     char stage[64 * LK_ROWRUN_BYTES] __attribute__((aligned(64)));
-    ptrdiff_t n = lk_tile_lanes(es), wide = 32 / es, wide_rows = 16 / es;
+    ptrdiff_t wide = 32 / es, wide_rows = 16 / es;
     ptrdiff_t run = LK_ROWRUN_BYTES / es, done = lanes - lanes % run;
     for (ptrdiff_t j0 = 0; j0 < done; j0 += run)
         for (ptrdiff_t i0 = 0; i0 < rows; i0 += 64) {
@@ -1010,10 +1010,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_deinterleave8_avx2(char *res
 /* The same for the first k of 4 lanes (HCWN4c / NCHW4c of 3 channels -> planes)
  * of 1-, 2- and 4-byte elements: a 4 x 4 transpose of 4-byte units per 128
  * bytes. */
-__attribute__((target("avx2"))) static ptrdiff_t lk_deinterleave4_avx2(char *restrict out,
-                                                                      ptrdiff_t orow,
-                                                                      const char *restrict in,
-                                                                      ptrdiff_t m, int k, int es) {
+__attribute__((target("avx2"))) static inline ptrdiff_t lk_deinterleave4_avx2(
+    char *restrict out, ptrdiff_t orow, const char *restrict in, ptrdiff_t m, int k, int es) {
     ptrdiff_t step = 128 / 4 / es, done = m - m % step, ob = orow * es;
     /* Groups each lane's elements of the 16 bytes into one 4-byte unit. */
     const __m256i quad = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
@@ -1100,6 +1098,20 @@ static inline int lk_lanes_within(const void *const *lanes, int k, ptrdiff_t spa
  * lanes within a page of each other (pixels of one row): lanes whole pages
  * apart (channel planes, NCHW -> HCWNC4 int8 1x64x256x256) measured 1.4x the
  * time of the compiler's loop. */
+/* 32 pixels of the four byte lanes a, b, c, d -> 128 bytes at o. */
+__attribute__((target("avx2"))) static inline void lk_interleave4_u8_step(char *o, __m256i va,
+                                                                         __m256i vb, __m256i vc,
+                                                                         __m256i vd) {
+    __m256i ab_lo = _mm256_unpacklo_epi8(va, vb), ab_hi = _mm256_unpackhi_epi8(va, vb);
+    __m256i cd_lo = _mm256_unpacklo_epi8(vc, vd), cd_hi = _mm256_unpackhi_epi8(vc, vd);
+    __m256i p0 = _mm256_unpacklo_epi16(ab_lo, cd_lo), p1 = _mm256_unpackhi_epi16(ab_lo, cd_lo);
+    __m256i p2 = _mm256_unpacklo_epi16(ab_hi, cd_hi), p3 = _mm256_unpackhi_epi16(ab_hi, cd_hi);
+    _mm256_storeu_si256((__m256i *)o, _mm256_permute2x128_si256(p0, p1, 0x20));
+    _mm256_storeu_si256((__m256i *)(o + 32), _mm256_permute2x128_si256(p2, p3, 0x20));
+    _mm256_storeu_si256((__m256i *)(o + 64), _mm256_permute2x128_si256(p0, p1, 0x31));
+    _mm256_storeu_si256((__m256i *)(o + 96), _mm256_permute2x128_si256(p2, p3, 0x31));
+}
+
 __attribute__((target("avx2"))) static ptrdiff_t lk_interleave4_u8_avx2(
     char *restrict out, const void *const *lanes, ptrdiff_t m) {
     const char *a = (const char *)lanes[0], *b = (const char *)lanes[1];
@@ -1110,15 +1122,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_interleave4_u8_avx2(
         __m256i vb = _mm256_loadu_si256((const __m256i *)(b + i));
         __m256i vc = _mm256_loadu_si256((const __m256i *)(c + i));
         __m256i vd = _mm256_loadu_si256((const __m256i *)(d + i));
-        __m256i ab_lo = _mm256_unpacklo_epi8(va, vb), ab_hi = _mm256_unpackhi_epi8(va, vb);
-        __m256i cd_lo = _mm256_unpacklo_epi8(vc, vd), cd_hi = _mm256_unpackhi_epi8(vc, vd);
-        __m256i p0 = _mm256_unpacklo_epi16(ab_lo, cd_lo), p1 = _mm256_unpackhi_epi16(ab_lo, cd_lo);
-        __m256i p2 = _mm256_unpacklo_epi16(ab_hi, cd_hi), p3 = _mm256_unpackhi_epi16(ab_hi, cd_hi);
-        char *o = out + 4 * i;
-        _mm256_storeu_si256((__m256i *)o, _mm256_permute2x128_si256(p0, p1, 0x20));
-        _mm256_storeu_si256((__m256i *)(o + 32), _mm256_permute2x128_si256(p2, p3, 0x20));
-        _mm256_storeu_si256((__m256i *)(o + 64), _mm256_permute2x128_si256(p0, p1, 0x31));
-        _mm256_storeu_si256((__m256i *)(o + 96), _mm256_permute2x128_si256(p2, p3, 0x31));
+        lk_interleave4_u8_step(out + 4 * i, va, vb, vc, vd);
     }
     return i;
 }
@@ -1329,14 +1333,7 @@ __attribute__((target("avx2"))) static inline void lk_box_il4_u8(char *restrict 
         __m256i vb = _mm256_loadu_si256((const __m256i *)(s + ls + i));
         __m256i vc = _mm256_loadu_si256((const __m256i *)(s + 2 * ls + i));
         __m256i vd = _mm256_loadu_si256((const __m256i *)(s + 3 * ls + i));
-        __m256i ab_lo = _mm256_unpacklo_epi8(va, vb), ab_hi = _mm256_unpackhi_epi8(va, vb);
-        __m256i cd_lo = _mm256_unpacklo_epi8(vc, vd), cd_hi = _mm256_unpackhi_epi8(vc, vd);
-        __m256i p0 = _mm256_unpacklo_epi16(ab_lo, cd_lo), p1 = _mm256_unpackhi_epi16(ab_lo, cd_lo);
-        __m256i p2 = _mm256_unpacklo_epi16(ab_hi, cd_hi), p3 = _mm256_unpackhi_epi16(ab_hi, cd_hi);
-        _mm256_storeu_si256((__m256i *)o, _mm256_permute2x128_si256(p0, p1, 0x20));
-        _mm256_storeu_si256((__m256i *)(o + 32), _mm256_permute2x128_si256(p2, p3, 0x20));
-        _mm256_storeu_si256((__m256i *)(o + 64), _mm256_permute2x128_si256(p0, p1, 0x31));
-        _mm256_storeu_si256((__m256i *)(o + 96), _mm256_permute2x128_si256(p2, p3, 0x31));
+        lk_interleave4_u8_step(o, va, vb, vc, vd);
     }
 }
 
@@ -1351,27 +1348,6 @@ __attribute__((target("avx2"))) static inline void lk_box_il2_u16(char *restrict
         __m256i lo = _mm256_unpacklo_epi16(va, vb), hi = _mm256_unpackhi_epi16(va, vb);
         _mm256_storeu_si256((__m256i *)o, _mm256_permute2x128_si256(lo, hi, 0x20));
         _mm256_storeu_si256((__m256i *)(o + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
-    }
-}
-
-/* 32 pixels of four bytes -> four rows of 32: each 16-byte quarter is grouped
- * by lane (4 bytes each), then 32- and 64-bit unpacks gather the lanes. */
-__attribute__((target("avx2"))) static inline void lk_box_di4_u8(char *restrict o, ptrdiff_t ob,
-                                                                const char *restrict s,
-                                                                ptrdiff_t m) {
-    const __m256i quad = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
-                                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    for (ptrdiff_t i = 0; i < m; i += 32, s += 128) {
-        __m256i v[4];
-        for (int r = 0; r < 4; r++)
-            v[r] = _mm256_shuffle_epi8(
-                lk_load_halves((const uint8_t *)s + 16 * r, (const uint8_t *)s + 64 + 16 * r), quad);
-        __m256i t0 = _mm256_unpacklo_epi32(v[0], v[1]), t1 = _mm256_unpackhi_epi32(v[0], v[1]);
-        __m256i t2 = _mm256_unpacklo_epi32(v[2], v[3]), t3 = _mm256_unpackhi_epi32(v[2], v[3]);
-        _mm256_storeu_si256((__m256i *)(o + i), _mm256_unpacklo_epi64(t0, t2));
-        _mm256_storeu_si256((__m256i *)(o + ob + i), _mm256_unpackhi_epi64(t0, t2));
-        _mm256_storeu_si256((__m256i *)(o + 2 * ob + i), _mm256_unpacklo_epi64(t1, t3));
-        _mm256_storeu_si256((__m256i *)(o + 3 * ob + i), _mm256_unpackhi_epi64(t1, t3));
     }
 }
 
@@ -1410,7 +1386,7 @@ __attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *res
     switch (kind) {
     case LK_GRID_IL4_U8: LK_GRID_LOOPS(lk_box_il4_u8(d, s, stride, m)) break;
     case LK_GRID_IL2_U16: LK_GRID_LOOPS(lk_box_il2_u16(d, s, stride, m)) break;
-    case LK_GRID_DI4_U8: LK_GRID_LOOPS(lk_box_di4_u8(d, stride, s, m)) break;
+    case LK_GRID_DI4_U8: LK_GRID_LOOPS(lk_deinterleave4_avx2(d, stride, s, m, 4, 1)) break;
     default: LK_GRID_LOOPS(lk_box_di2_u16(d, stride, s, m)) break;
     }
 }
