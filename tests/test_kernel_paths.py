@@ -476,3 +476,78 @@ def test_three_byte_channels_in_blocks_of_32(tag, pixels):
     assert lk.tensorrt.to_format(x.view(np.int8), "kCHW32").tobytes() == (
         ref_pack(x, "NCHW32c", dims="NCHW").tobytes()
     )
+
+
+def _guarded_copy(x):
+    """A copy of ``x`` whose last byte is the last readable byte before an
+    inaccessible page, so that any read past the array faults."""
+    import ctypes
+    import mmap
+
+    page = mmap.PAGESIZE
+    nbytes = x.nbytes
+    pages = -(-nbytes // page)
+    buf = mmap.mmap(-1, (pages + 1) * page)
+    base = np.frombuffer(buf, np.uint8)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    if libc.mprotect(base.ctypes.data + pages * page, page, 0) != 0:
+        pytest.skip("mprotect unavailable")
+    start = pages * page - nbytes
+    out = base[start : start + nbytes].view(x.dtype).reshape(x.shape)
+    out[...] = x
+    return out
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
+@pytest.mark.parametrize(
+    ("tag", "dtype"),
+    [
+        ("NHWC8h2w32c4w", np.uint8),
+        ("NHWC8h2w32c2w", np.float16),
+        ("NHWC8h8w32c", np.uint8),
+        ("NHWC8h8w32c", np.float16),
+        ("NHWC8h8w32c", np.float32),
+        ("NHWC8h8w32c", np.float64),
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("c", [1, 2, 3, 4, 5, 35])
+@pytest.mark.parametrize("how", ["contiguous", "reversed_w", "channel_slice"])
+@pytest.mark.parametrize("offset", [0, 8, 16])
+def test_small_crouton_boxes(store_mode, tag, dtype, c, how, offset):
+    """Croutons of a few channels: each box's data fits one 16-byte shuffle
+    (lk_smallbox_grid), padded on the way in, gathered on the way out. Sources
+    end at an inaccessible page (the 16-byte loads must not read past them);
+    outputs at offsets that rule out 16-byte aligned streaming; W reversed and
+    pixels sliced out of wider ones fall back to the walk."""
+    shape = (1, 13, 19, c)
+    layout = lk.Layout(tag, dims="NHWC")
+    x = _strided_source(_data(shape, dtype, seed=c + offset), how)
+    if how == "contiguous":
+        x = _guarded_copy(x)
+    size = layout.physical_shape(shape)
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.zeros(int(np.prod(size)) * itemsize + 64, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    out = raw[start : start + int(np.prod(size)) * itemsize].view(dtype).reshape(size)
+    want = ref_pack(np.ascontiguousarray(x), tag, dims="NHWC", pad_value=7)
+    assert layout.pack(x, out=out, pad_value=7).tobytes() == want.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+    packed = _guarded_copy(want)
+    back = np.zeros(shape, dtype)
+    assert layout.unpack(packed, shape, out=back).tobytes() == np.ascontiguousarray(x).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("left", [1, 2, 29, 30])
+@pytest.mark.parametrize("tag", ["NHWC8h2w32c4w", "NHWC8h8w32c"])
+def test_small_boxes_with_leading_padding(tag, left, dtype):
+    """Channels padded on the left: a box's data rows start inside the block."""
+    shape = (1, 9, 10, 3)
+    x = _data(shape, dtype, seed=left)
+    layout = lk.Layout(tag, dims="NHWC", left_pad=(0, 0, 0, left))
+    want = ref_pack(x, tag, dims="NHWC", pad_value=3, left_pad=(0, 0, 0, left))
+    got = layout.pack(x, pad_value=3)
+    assert got.tobytes() == want.tobytes()
+    assert layout.unpack(got, shape).tobytes() == x.tobytes()

@@ -148,6 +148,13 @@ cdef extern from "layoutkit_interleave.h" nogil:
         LK_GRID_DI2_U16
     int lk_box_grid(int kind, char* dst, const char* src, const lk_grid_level* levels, int nl,
                     Py_ssize_t stride, Py_ssize_t m)
+    ctypedef struct lk_smallbox:
+        Py_ssize_t win
+    int lk_smallbox_plan(lk_smallbox* k, int es, Py_ssize_t s0, Py_ssize_t d0, Py_ssize_t r_lo,
+                         Py_ssize_t r_hi, Py_ssize_t s1, Py_ssize_t d1, Py_ssize_t l_lo,
+                         Py_ssize_t l_hi, int pack, Py_ssize_t box, const uint8_t* pad)
+    int lk_smallbox_grid(char* dst, const char* src, const lk_grid_level* levels, int nl,
+                         const lk_smallbox* k, const char* hi, int stream)
 
 
 cdef extern from "layoutkit_pool.h" nogil:
@@ -531,6 +538,10 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
 # Boxes over several levels
 # ---------------------------------------------------------------------------
 
+cdef inline Py_ssize_t clamp(int64_t v, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    return lo if v < lo else (hi if v > hi else <Py_ssize_t>v)
+
+
 cdef inline Py_ssize_t abs_ssize(Py_ssize_t v) noexcept nogil:
     return -v if v < 0 else v
 
@@ -551,6 +562,70 @@ cdef inline bint advance(const Plan* P, int lev, int top, Py_ssize_t* idx,
         idx[k] = 0
         k -= 1
     return False
+
+
+cdef bint copy_small_boxes(const Plan* P, int lev, int a, const char* src, char* dst,
+                           Py_ssize_t nfirst, Py_ssize_t r_lo, Py_ssize_t r_hi, Py_ssize_t l_lo,
+                           Py_ssize_t l_hi, bint pack) noexcept nogil:
+    """The box of levels [lev, nlev) as boxes of levels [a, nlev) (a = nlev - 1 or
+    nlev - 2) whose data fits one 16-byte shuffle (lk_smallbox_grid): croutons of
+    a few channels. Data rows [r_lo, r_hi) and lanes [l_lo, l_hi) of the box;
+    packing, the rest of the box is padding. False (nothing done) when the boxes
+    do not fit or this platform has no kernel for them."""
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t es = P.esize
+    cdef Py_ssize_t n0 = 1, s0 = 0, d0 = 0, n1, s1, d1, reach, box
+    cdef int g0, j, k, nl
+    cdef bint stream
+    cdef lk_smallbox kb
+    cdef lk_grid_level lv[4]
+    cdef lk_grid_level t
+    cdef Py_ssize_t idx[MAX_LEVELS]
+    cdef Py_ssize_t ext[MAX_LEVELS]
+    if P.cast_src >= 0 or a <= lev or 16 % es != 0 or nfirst <= 0:
+        return False
+    n1, s1, d1 = P.ext[nlev - 1], P.ss[nlev - 1], P.ds[nlev - 1]
+    if a == nlev - 2:
+        n0, s0, d0 = P.ext[a], P.ss[a], P.ds[a]
+    else:
+        r_lo, r_hi = 0, 1
+    box = n0 * n1 * es
+    if pack and not (d1 == es and (n0 == 1 or d0 == n1 * es)):
+        return False       # the padding is written as one contiguous block per box
+    if not lk_smallbox_plan(&kb, <int>es, s0, d0, r_lo, r_hi, s1, d1, l_lo, l_hi, pack, box,
+                            P.pad):
+        return False
+    for k in range(lev, a):
+        ext[k] = P.ext[k]
+        idx[k] = 0
+    ext[lev] = nfirst
+    g0 = a - 4 if a - lev > 4 else lev    # outer levels beyond four: walked here
+    nl = a - g0
+    stream = P.stream != 0 and pack and <size_t>dst % 16 == 0
+    for j in range(nl):
+        k = g0 + j
+        lv[j].n, lv[j].s, lv[j].d = ext[k], P.ss[k], P.ds[k]
+        stream = stream and P.ds[k] % 16 == 0
+    if not pack:
+        # Unpacking reads a padded source several times the destination's size:
+        # visit it in source order (Crouton4x1 -> NHWC 1x3x1024x1024: 0.6x the time).
+        for j in range(1, nl):
+            t = lv[j]
+            k = j
+            while k > 0 and abs_ssize(lv[k - 1].s) < abs_ssize(t.s):
+                lv[k] = lv[k - 1]
+                k -= 1
+            lv[k] = t
+    while True:
+        # One past the last source byte of this grid: its last box's window.
+        reach = kb.win
+        for j in range(nl):
+            if lv[j].s > 0:
+                reach += (lv[j].n - 1) * lv[j].s
+        if not lk_smallbox_grid(dst, src, lv, nl, &kb, src + reach, stream):
+            return False
+        if not advance(P, lev, g0, idx, ext, &src, &dst):
+            return True
 
 
 cdef inline void copy_lane_box(char* dst, const char* src, const Py_ssize_t* lane_off,
@@ -1184,6 +1259,11 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     if nlev - lev == 1:
         box_out(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
         return
+    if (lo == 0 and hi == ext[nlev - 1] and P.cast_src < 0
+            and (copy_small_boxes(P, lev, nlev - 2, src, dst, nfirst, 0, ext[nlev - 2], 0, hi,
+                                  False)
+                 or copy_small_boxes(P, lev, nlev - 1, src, dst, nfirst, 0, 1, 0, hi, False))):
+        return
     deint = (P.cast_src < 0 and nlev - lev >= 3 and P.ds[nlev - 1] == es
              and P.ss[nlev - 1] != es and lo == 0 and hi == ext[nlev - 1])
     # Short runs that still make de-interleaves of at least 32 bytes go first:
@@ -1401,6 +1481,10 @@ cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const c
     if (ncon == 1 and necon == 0 and not padmode and P.dim[nlev - 1] == con
             and P.last_noninner[con] < lev):
         # Only the innermost level is constrained: copy with padded lanes.
+        if copy_small_boxes(P, lev, nlev - 1, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev],
+                            t_hi - t_lo, 0, 1, clamp(rng[4 * con + 2], 0, P.ext[nlev - 1]),
+                            clamp(rng[4 * con + 3], 0, P.ext[nlev - 1]), True):
+            return
         copy_levels(P, lev, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev], t_hi - t_lo,
                     rng[4 * con + 2], rng[4 * con + 3])
         return
@@ -1410,6 +1494,11 @@ cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const c
             and P.last_noninner[con] == nlev - 2 and only_level_of(P, con, lev, nlev - 2)):
         # Only the second-innermost level is constrained (channels padded to 32
         # outside a W block, as in R4Crouton4x1 / R4Crouton2): rows of padding.
+        if copy_small_boxes(P, lev, nlev - 2, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev],
+                            t_hi - t_lo, clamp(rng[4 * con + 2], 0, P.ext[nlev - 2]),
+                            clamp(rng[4 * con + 3], 0, P.ext[nlev - 2]), 0, P.ext[nlev - 1],
+                            True):
+            return
         copy_rowpad(P, lev, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev], t_hi - t_lo,
                     rng[4 * con + 2], rng[4 * con + 3])
         return

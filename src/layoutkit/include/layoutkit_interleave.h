@@ -1471,4 +1471,177 @@ static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict
 #endif
 }
 
+/*
+ * Small boxes through one byte shuffle. Croutons of a few channels (NHWC of 3
+ * channels -> R4Crouton4x1 / R4Crouton2 / NHWC8h8w32c, and back) move a dozen
+ * bytes per box: on the way in, each box is a 32-128 byte block of padding with
+ * 4 pixels x 3 channels in its first 16 bytes; on the way out, those bytes are
+ * gathered into 12 contiguous bytes. Per box that is one 16-byte load, one
+ * shuffle, and a blend with the padding (or one or two overlapping stores), where
+ * the walk paid a call and element-by-element moves.
+ *
+ * lk_smallbox_plan describes the data of one box: rows r in [r_lo, r_hi) and
+ * lanes l in [l_lo, l_hi) of n0 x n1 elements of es bytes, at source offset
+ * r*s0 + l*s1 and destination offset r*d0 + l*d1 (steps >= 0). It fits when the
+ * data's source bytes lie within 16 bytes and, packing, its destination bytes
+ * within the box's first 16 (the box is `box` bytes of padding, a multiple of
+ * 16), or, unpacking, they are exactly the box's first q <= 16 bytes.
+ */
+typedef struct {
+    uint8_t perm[16]; /* window byte for each box byte; 0x80: padding / none */
+    uint8_t tail[16]; /* unpacking: perm of bytes q - w .. q - 1 (the last store) */
+    uint8_t pad[16];  /* packing: the padding pattern */
+    ptrdiff_t win;    /* window bytes that hold data */
+    ptrdiff_t q;      /* packing: box bytes; unpacking: data bytes */
+    int pack;
+    int w;            /* unpacking: store width (16, 8, 4, 2 or 1) */
+} lk_smallbox;
+
+static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, ptrdiff_t r_lo,
+                            ptrdiff_t r_hi, ptrdiff_t s1, ptrdiff_t d1, ptrdiff_t l_lo,
+                            ptrdiff_t l_hi, int pack, ptrdiff_t box, const uint8_t *pad) {
+    int used[16] = {0};
+    ptrdiff_t q = 0, lo = PTRDIFF_MAX, hi = 0;
+    if (s0 < 0 || s1 < 0 || d0 < 0 || d1 < 0 || r_hi <= r_lo || l_hi <= l_lo) return 0;
+    if ((r_hi - r_lo) * (l_hi - l_lo) * es > 16) return 0;
+    for (ptrdiff_t r = r_lo; r < r_hi; r++)
+        for (ptrdiff_t l = l_lo; l < l_hi; l++) {
+            ptrdiff_t so = r * s0 + l * s1;
+            if (so < lo) lo = so;
+            if (so + es > hi) hi = so + es;
+        }
+    if (lo != 0 || hi > 16) return 0; /* the caller's box pointer is the window's start */
+    memset(k->perm, 0x80, 16);
+    for (ptrdiff_t r = r_lo; r < r_hi; r++)
+        for (ptrdiff_t l = l_lo; l < l_hi; l++) {
+            ptrdiff_t so = r * s0 + l * s1, dof = r * d0 + l * d1;
+            if (dof + es > 16) return 0;
+            for (int b = 0; b < es; b++) {
+                if (used[dof + b]) return 0;
+                used[dof + b] = 1;
+                k->perm[dof + b] = (uint8_t)(so + b);
+            }
+            if (dof + es > q) q = dof + es;
+        }
+    k->win = hi;
+    k->pack = pack;
+    if (pack) {
+        if (box < 16 || box % 16) return 0;
+        for (int b = 0; b < 16; b++) k->pad[b] = pad[b % es];
+        k->q = box;
+        k->w = 16;
+        return 1;
+    }
+    for (ptrdiff_t b = 0; b < q; b++)
+        if (!used[b]) return 0;
+    k->q = q;
+    k->w = q >= 16 ? 16 : q >= 8 ? 8 : q >= 4 ? 4 : q >= 2 ? 2 : 1;
+    memset(k->tail, 0x80, 16);
+    for (int b = 0; b < k->w; b++) k->tail[b] = k->perm[q - k->w + b];
+    return 1;
+}
+
+#ifdef LK_HAVE_AVX2_TILES
+/* The box's window, without reading past `hi` (the last byte the caller may read
+ * + 1): the 16-byte load over-reads up to 16 - win bytes. */
+#define LK_SMALLBOX_LOAD(V, S)                                                   \
+    if ((S) + 16 <= hi)                                                          \
+        V = _mm_loadu_si128((const __m128i *)(S));                               \
+    else {                                                                       \
+        uint8_t tmp_[16] = {0};                                                  \
+        memcpy(tmp_, (S), (size_t)k->win);                                       \
+        V = _mm_loadu_si128((const __m128i *)tmp_);                              \
+    }
+
+#define LK_SMALLBOX_LOOPS(BODY)                                                  \
+    for (ptrdiff_t i0 = 0; i0 < lv[0].n; i0++)                                   \
+        for (ptrdiff_t i1 = 0; i1 < lv[1].n; i1++)                               \
+            for (ptrdiff_t i2 = 0; i2 < lv[2].n; i2++) {                         \
+                const char *s = src + i0 * lv[0].s + i1 * lv[1].s + i2 * lv[2].s; \
+                char *d = dst + i0 * lv[0].d + i1 * lv[1].d + i2 * lv[2].d;      \
+                for (ptrdiff_t i3 = 0; i3 < lv[3].n; i3++, s += lv[3].s, d += lv[3].d) { \
+                    __m128i raw;                                                 \
+                    LK_SMALLBOX_LOAD(raw, s)                                     \
+                    BODY                                                         \
+                }                                                                \
+            }
+
+__attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict dst,
+                                                                 const char *restrict src,
+                                                                 const lk_grid_level *lv,
+                                                                 const lk_smallbox *k,
+                                                                 const char *hi, int stream) {
+    const __m128i perm = _mm_loadu_si128((const __m128i *)k->perm);
+    const __m128i tail = _mm_loadu_si128((const __m128i *)k->tail);
+    const __m128i pad = _mm_loadu_si128((const __m128i *)k->pad);
+    const __m256i pad2 = _mm256_broadcastsi128_si256(pad);
+    ptrdiff_t q = k->q;
+    if (k->pack && stream) {
+        /* Outputs larger than the cache: non-temporal, 16-byte aligned boxes. */
+        LK_SMALLBOX_LOOPS({
+            _mm_stream_si128((__m128i *)d, _mm_blendv_epi8(_mm_shuffle_epi8(raw, perm), pad, perm));
+            for (ptrdiff_t b = 16; b < q; b += 16) _mm_stream_si128((__m128i *)(d + b), pad);
+        })
+    } else if (k->pack) {
+        LK_SMALLBOX_LOOPS({
+            __m128i v = _mm_blendv_epi8(_mm_shuffle_epi8(raw, perm), pad, perm);
+            if (q == 16) {
+                _mm_storeu_si128((__m128i *)d, v);
+            } else {
+                _mm256_storeu_si256((__m256i *)d, _mm256_inserti128_si256(pad2, v, 0));
+                ptrdiff_t b = 32;
+                for (; b + 32 <= q; b += 32) _mm256_storeu_si256((__m256i *)(d + b), pad2);
+                if (b < q) _mm_storeu_si128((__m128i *)(d + b), pad);
+            }
+        })
+    } else {
+        switch (k->w) {
+        case 16: LK_SMALLBOX_LOOPS(_mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(raw, perm));) break;
+        case 8:
+            LK_SMALLBOX_LOOPS({
+                _mm_storel_epi64((__m128i *)d, _mm_shuffle_epi8(raw, perm));
+                _mm_storel_epi64((__m128i *)(d + q - 8), _mm_shuffle_epi8(raw, tail));
+            })
+            break;
+        case 4:
+            LK_SMALLBOX_LOOPS({
+                int32_t a = _mm_cvtsi128_si32(_mm_shuffle_epi8(raw, perm));
+                int32_t b = _mm_cvtsi128_si32(_mm_shuffle_epi8(raw, tail));
+                memcpy(d, &a, 4);
+                memcpy(d + q - 4, &b, 4);
+            })
+            break;
+        case 2:
+            LK_SMALLBOX_LOOPS({
+                uint16_t a = (uint16_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(raw, perm));
+                uint16_t b = (uint16_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(raw, tail));
+                memcpy(d, &a, 2);
+                memcpy(d + q - 2, &b, 2);
+            })
+            break;
+        default: LK_SMALLBOX_LOOPS(*d = (char)_mm_cvtsi128_si32(_mm_shuffle_epi8(raw, perm));) break;
+        }
+    }
+}
+#endif
+
+/* Runs the boxes of nl (1-4) levels, the last fastest (as lk_box_grid); `hi` is
+ * one past the last source byte the caller may read. Returns 0 (nothing done)
+ * without AVX2; with `stream`, the destination and its steps must be multiples
+ * of 16 bytes. */
+static inline int lk_smallbox_grid(char *restrict dst, const char *restrict src,
+                                   const lk_grid_level *levels, int nl, const lk_smallbox *k,
+                                   const char *hi, int stream) {
+#ifdef LK_HAVE_AVX2_TILES
+    lk_grid_level lv[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
+    if (lk_simd() == 0 || !lk_avx2() || nl < 1 || nl > 4) return 0;
+    for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
+    lk_smallbox_grid_avx2(dst, src, lv, k, hi, stream);
+    return 1;
+#else
+    (void)dst; (void)src; (void)levels; (void)nl; (void)k; (void)hi; (void)stream;
+    return 0;
+#endif
+}
+
 #endif /* LAYOUTKIT_INTERLEAVE_H */
