@@ -1222,6 +1222,8 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     cdef Py_ssize_t es = P.esize
     cdef int a, k
     cdef bint deint
+    cdef int nord
+    cdef int order[MAX_LEVELS]
     cdef Py_ssize_t n0, n1, s0, s1, d0, d1
     cdef Py_ssize_t idx[MAX_LEVELS]
     cdef Py_ssize_t ext[MAX_LEVELS]
@@ -1289,11 +1291,18 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         # one loop over every row of the whole box instead of a call per box.
         copy_small_rows(P, lev, src, dst, ext, lo, hi)
         return
-    for k in range(lev, a):
-        idx[k] = 0
+    # When the next box in source order continues the rows of this one, visit
+    # the boxes in that order: each row becomes one stream (NCHW -> HCWNC4
+    # 1x64x256x256, a box per H row and block of 4 channels, reads in destination
+    # order 64 channel planes per H row; int8 0.8x, float16 0.75x the time).
+    # Otherwise destination order (NHWC -> Crouton of floats: 1.1-1.2x the time).
+    nord = order_by_source(P, lev, a, order, idx)
+    if nord > 0 and (P.ss[order[nord - 1]] != n0 * s0 or n0 * s0 == 0):
+        for k in range(nord):
+            order[k] = lev + k
     while True:
         box_out(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
-        if not advance(P, lev, a, idx, ext, &src, &dst):
+        if not advance_both(P, order, nord, idx, ext, &src, &dst):
             return
 
 
