@@ -582,13 +582,14 @@ cdef bint copy_small_boxes(const Plan* P, int lev, int a, const char* src, char*
     cdef lk_grid_level t
     cdef Py_ssize_t idx[MAX_LEVELS]
     cdef Py_ssize_t ext[MAX_LEVELS]
-    if P.cast_src >= 0 or a <= lev or 16 % es != 0 or nfirst <= 0:
-        return False
+    if a == nlev - 1:
+        r_lo, r_hi = 0, 1
+    if (P.cast_src >= 0 or a <= lev or 16 % es != 0 or nfirst <= 0
+            or (r_hi - r_lo) * (l_hi - l_lo) * es > 16):
+        return False    # checked first: called for every padded box of the walk
     n1, s1, d1 = P.ext[nlev - 1], P.ss[nlev - 1], P.ds[nlev - 1]
     if a == nlev - 2:
         n0, s0, d0 = P.ext[a], P.ss[a], P.ds[a]
-    else:
-        r_lo, r_hi = 0, 1
     box = n0 * n1 * es
     if pack and not (d1 == es and (n0 == 1 or d0 == n1 * es)):
         return False       # the padding is written as one contiguous block per box
