@@ -152,7 +152,8 @@ cdef extern from "layoutkit_interleave.h" nogil:
         Py_ssize_t win
     int lk_smallbox_plan(lk_smallbox* k, int es, Py_ssize_t s0, Py_ssize_t d0, Py_ssize_t r_lo,
                          Py_ssize_t r_hi, Py_ssize_t s1, Py_ssize_t d1, Py_ssize_t l_lo,
-                         Py_ssize_t l_hi, int pack, Py_ssize_t box, const uint8_t* pad)
+                         Py_ssize_t l_hi, int pack, Py_ssize_t box, int nsub,
+                         const uint8_t* pad)
     int lk_smallbox_grid(char* dst, const char* src, const lk_grid_level* levels, int nl,
                          const lk_smallbox* k, const char* hi, int stream)
 
@@ -564,18 +565,21 @@ cdef inline bint advance(const Plan* P, int lev, int top, Py_ssize_t* idx,
     return False
 
 
-cdef bint copy_small_boxes(const Plan* P, int lev, int a, const char* src, char* dst,
-                           Py_ssize_t nfirst, Py_ssize_t r_lo, Py_ssize_t r_hi, Py_ssize_t l_lo,
-                           Py_ssize_t l_hi, bint pack) noexcept nogil:
-    """The box of levels [lev, nlev) as boxes of levels [a, nlev) (a = nlev - 1 or
-    nlev - 2) whose data fits one 16-byte shuffle (lk_smallbox_grid): croutons of
-    a few channels. Data rows [r_lo, r_hi) and lanes [l_lo, l_hi) of the box;
-    packing, the rest of the box is padding. False (nothing done) when the boxes
-    do not fit or this platform has no kernel for them."""
+cdef bint copy_small_boxes(const Plan* P, int lev, int a, Py_ssize_t g, const char* src,
+                           char* dst, Py_ssize_t nfirst, Py_ssize_t r_lo, Py_ssize_t r_hi,
+                           Py_ssize_t l_lo, Py_ssize_t l_hi, bint pack) noexcept nogil:
+    """The box of levels [lev, nlev) as boxes whose data fits one 16-byte shuffle
+    (lk_smallbox_grid): croutons of a few channels. A box is the innermost level
+    (a = nlev - 1) or g rows of level a = nlev - 2 (g dividing its extent) by the
+    innermost level; its data is rows [r_lo, r_hi) and lanes [l_lo, l_hi);
+    packing, the rest of the box is padding. With g < the extent of level a
+    (pixels of NHWC8h8w32c, a row each), each row's data sits at its start.
+    False (nothing done) when the boxes do not fit or this platform has no
+    kernel for them."""
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
     cdef Py_ssize_t n0 = 1, s0 = 0, d0 = 0, n1, s1, d1, reach, box
-    cdef int g0, j, k, nl
+    cdef int g0, j, k, nl, split = 0, nsub = 1
     cdef bint stream
     cdef lk_smallbox kb
     cdef lk_grid_level lv[4]
@@ -589,24 +593,35 @@ cdef bint copy_small_boxes(const Plan* P, int lev, int a, const char* src, char*
         return False    # checked first: called for every padded box of the walk
     n1, s1, d1 = P.ext[nlev - 1], P.ss[nlev - 1], P.ds[nlev - 1]
     if a == nlev - 2:
-        n0, s0, d0 = P.ext[a], P.ss[a], P.ds[a]
+        if g <= 0 or P.ext[a] % g != 0:
+            return False
+        n0, s0, d0 = g, P.ss[a], P.ds[a]
+        if g < P.ext[a]:
+            split = 1       # level a is also a grid level, g rows at a time
+            nsub = <int>g
     box = n0 * n1 * es
     if pack and not (d1 == es and (n0 == 1 or d0 == n1 * es)):
         return False       # the padding is written as one contiguous block per box
     if not lk_smallbox_plan(&kb, <int>es, s0, d0, r_lo, r_hi, s1, d1, l_lo, l_hi, pack, box,
-                            P.pad):
+                            nsub, P.pad):
         return False
     for k in range(lev, a):
         ext[k] = P.ext[k]
         idx[k] = 0
     ext[lev] = nfirst
-    g0 = a - 4 if a - lev > 4 else lev    # outer levels beyond four: walked here
+    # The grid: levels [g0, a), then level a when split; outer levels beyond
+    # four are walked here.
+    g0 = a + split - 4 if a + split - lev > 4 else lev
     nl = a - g0
     stream = P.stream != 0 and pack and <size_t>dst % 16 == 0
     for j in range(nl):
         k = g0 + j
         lv[j].n, lv[j].s, lv[j].d = ext[k], P.ss[k], P.ds[k]
-        stream = stream and P.ds[k] % 16 == 0
+    if split:
+        lv[nl].n, lv[nl].s, lv[nl].d = P.ext[a] // g, g * P.ss[a], g * P.ds[a]
+        nl += 1
+    for j in range(nl):
+        stream = stream and lv[j].d % 16 == 0
     if not pack:
         # Unpacking reads a padded source several times the destination's size:
         # visit it in source order (Crouton4x1 -> NHWC 1x3x1024x1024: 0.6x the time).
@@ -627,6 +642,21 @@ cdef bint copy_small_boxes(const Plan* P, int lev, int a, const char* src, char*
             return False
         if not advance(P, lev, g0, idx, ext, &src, &dst):
             return True
+
+
+cdef bint copy_padded_pixels(const Plan* P, int lev, const char* src, char* dst,
+                             Py_ssize_t nfirst, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """copy_small_boxes for pixels padded outside [lo, hi) of the innermost level
+    (NHWC8h8w32c of 3 channels): 4 or 2 pixels per box when their data fits one
+    16-byte load (uint8 1x3x224x224: 0.6x the time of a pixel per box), else one."""
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t g = 4
+    while nlev - 2 > lev and g >= 2:
+        if (P.ext[nlev - 2] % g == 0 and g * (hi - lo) * P.esize <= 16
+                and copy_small_boxes(P, lev, nlev - 2, g, src, dst, nfirst, 0, g, lo, hi, True)):
+            return True
+        g //= 2
+    return copy_small_boxes(P, lev, nlev - 1, 1, src, dst, nfirst, 0, 1, lo, hi, True)
 
 
 cdef inline void copy_lane_box(char* dst, const char* src, const Py_ssize_t* lane_off,
@@ -1263,9 +1293,10 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         box_out(P, src, dst, 1, 0, 0, ext[lev], P.ss[lev], P.ds[lev], lo, hi)
         return
     if (lo == 0 and hi == ext[nlev - 1] and P.cast_src < 0
-            and (copy_small_boxes(P, lev, nlev - 2, src, dst, nfirst, 0, ext[nlev - 2], 0, hi,
-                                  False)
-                 or copy_small_boxes(P, lev, nlev - 1, src, dst, nfirst, 0, 1, 0, hi, False))):
+            and (copy_small_boxes(P, lev, nlev - 2, ext[nlev - 2], src, dst, nfirst, 0,
+                                  ext[nlev - 2], 0, hi, False)
+                 or copy_small_boxes(P, lev, nlev - 1, 1, src, dst, nfirst, 0, 1, 0, hi,
+                                     False))):
         return
     deint = (P.cast_src < 0 and nlev - lev >= 3 and P.ds[nlev - 1] == es
              and P.ss[nlev - 1] != es and lo == 0 and hi == ext[nlev - 1])
@@ -1491,9 +1522,9 @@ cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const c
     if (ncon == 1 and necon == 0 and not padmode and P.dim[nlev - 1] == con
             and P.last_noninner[con] < lev):
         # Only the innermost level is constrained: copy with padded lanes.
-        if copy_small_boxes(P, lev, nlev - 1, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev],
-                            t_hi - t_lo, 0, 1, clamp(rng[4 * con + 2], 0, P.ext[nlev - 1]),
-                            clamp(rng[4 * con + 3], 0, P.ext[nlev - 1]), True):
+        if copy_padded_pixels(P, lev, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev],
+                              t_hi - t_lo, clamp(rng[4 * con + 2], 0, P.ext[nlev - 1]),
+                              clamp(rng[4 * con + 3], 0, P.ext[nlev - 1])):
             return
         copy_levels(P, lev, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev], t_hi - t_lo,
                     rng[4 * con + 2], rng[4 * con + 3])
@@ -1504,8 +1535,9 @@ cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const c
             and P.last_noninner[con] == nlev - 2 and only_level_of(P, con, lev, nlev - 2)):
         # Only the second-innermost level is constrained (channels padded to 32
         # outside a W block, as in R4Crouton4x1 / R4Crouton2): rows of padding.
-        if copy_small_boxes(P, lev, nlev - 2, src + t_lo * P.ss[lev], dst + t_lo * P.ds[lev],
-                            t_hi - t_lo, clamp(rng[4 * con + 2], 0, P.ext[nlev - 2]),
+        if copy_small_boxes(P, lev, nlev - 2, P.ext[nlev - 2], src + t_lo * P.ss[lev],
+                            dst + t_lo * P.ds[lev], t_hi - t_lo,
+                            clamp(rng[4 * con + 2], 0, P.ext[nlev - 2]),
                             clamp(rng[4 * con + 3], 0, P.ext[nlev - 2]), 0, P.ext[nlev - 1],
                             True):
             return

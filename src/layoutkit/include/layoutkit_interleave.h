@@ -1481,29 +1481,38 @@ static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict
  * the walk paid a call and element-by-element moves.
  *
  * lk_smallbox_plan describes the data of one box: rows r in [r_lo, r_hi) and
- * lanes l in [l_lo, l_hi) of n0 x n1 elements of es bytes, at source offset
- * r*s0 + l*s1 and destination offset r*d0 + l*d1 (steps >= 0). It fits when the
- * data's source bytes lie within 16 bytes and, packing, its destination bytes
- * within the box's first 16 (the box is `box` bytes of padding, a multiple of
- * 16), or, unpacking, they are exactly the box's first q <= 16 bytes.
+ * lanes l in [l_lo, l_hi) of es-byte elements, at source offset r*s0 + l*s1 and
+ * destination offset r*d0 + l*d1 (steps >= 0). It fits when the data's source
+ * bytes lie within 16 bytes and, packing, the box is `box` bytes of padding made
+ * of nsub (1, 2 or 4) equal sub-boxes, each with its data in its first 16 bytes
+ * (4 pixels of 32 bytes with 3 channels each: one load for 4 pixels); or,
+ * unpacking, the data is exactly the box's first q <= 16 bytes.
  */
 typedef struct {
-    uint8_t perm[16]; /* window byte for each box byte; 0x80: padding / none */
+    uint8_t perm[16];   /* unpacking: window byte for each box byte; 0x80: none */
+    uint8_t sub[4][16]; /* packing: the same for each sub-box's first 16 bytes */
     uint8_t tail[16]; /* unpacking: perm of bytes q - w .. q - 1 (the last store) */
     uint8_t pad[16];  /* packing: the padding pattern */
     ptrdiff_t win;    /* window bytes that hold data */
     ptrdiff_t q;      /* packing: box bytes; unpacking: data bytes */
+    ptrdiff_t pix;    /* packing: bytes per sub-box (q / nsub) */
+    int nsub;         /* packing: sub-boxes (1, 2 or 4), each with its data first */
     int pack;
     int w;            /* unpacking: store width (16, 8, 4, 2 or 1) */
 } lk_smallbox;
 
 static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, ptrdiff_t r_lo,
                             ptrdiff_t r_hi, ptrdiff_t s1, ptrdiff_t d1, ptrdiff_t l_lo,
-                            ptrdiff_t l_hi, int pack, ptrdiff_t box, const uint8_t *pad) {
-    int used[16] = {0};
-    ptrdiff_t q = 0, lo = PTRDIFF_MAX, hi = 0;
+                            ptrdiff_t l_hi, int pack, ptrdiff_t box, int nsub,
+                            const uint8_t *pad) {
+    int used[64] = {0};
+    ptrdiff_t q = 0, lo = PTRDIFF_MAX, hi = 0, pix = 16;
     if (s0 < 0 || s1 < 0 || d0 < 0 || d1 < 0 || r_hi <= r_lo || l_hi <= l_lo) return 0;
     if ((r_hi - r_lo) * (l_hi - l_lo) * es > 16) return 0;
+    if (pack) {
+        if ((nsub != 1 && nsub != 2 && nsub != 4) || box % (16 * nsub)) return 0;
+        pix = box / nsub;
+    }
     for (ptrdiff_t r = r_lo; r < r_hi; r++)
         for (ptrdiff_t l = l_lo; l < l_hi; l++) {
             ptrdiff_t so = r * s0 + l * s1;
@@ -1511,24 +1520,30 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
             if (so + es > hi) hi = so + es;
         }
     if (lo != 0 || hi > 16) return 0; /* the caller's box pointer is the window's start */
-    memset(k->perm, 0x80, 16);
+    memset(k->perm, 0x80, sizeof k->perm);
+    memset(k->sub, 0x80, sizeof k->sub);
     for (ptrdiff_t r = r_lo; r < r_hi; r++)
         for (ptrdiff_t l = l_lo; l < l_hi; l++) {
             ptrdiff_t so = r * s0 + l * s1, dof = r * d0 + l * d1;
-            if (dof + es > 16) return 0;
+            ptrdiff_t sb = pack ? dof / pix : 0, off = pack ? dof % pix : dof;
+            if (sb >= (pack ? nsub : 1) || off + es > 16) return 0;
             for (int b = 0; b < es; b++) {
-                if (used[dof + b]) return 0;
-                used[dof + b] = 1;
-                k->perm[dof + b] = (uint8_t)(so + b);
+                if (used[sb * 16 + off + b]) return 0;
+                used[sb * 16 + off + b] = 1;
+                if (pack)
+                    k->sub[sb][off + b] = (uint8_t)(so + b);
+                else
+                    k->perm[off + b] = (uint8_t)(so + b);
             }
             if (dof + es > q) q = dof + es;
         }
     k->win = hi;
     k->pack = pack;
     if (pack) {
-        if (box < 16 || box % 16) return 0;
         for (int b = 0; b < 16; b++) k->pad[b] = pad[b % es];
         k->q = box;
+        k->pix = pix;
+        k->nsub = nsub;
         k->w = 16;
         return 1;
     }
@@ -1566,6 +1581,26 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
                 }                                                                \
             }
 
+/* Packing: sub-box D (pix bytes of padding) with the data through shuffle P in
+ * its first 16 bytes; stored, or streamed. */
+#define LK_SMALLBOX_SUB(D, P)                                                    \
+    {                                                                            \
+        __m128i v_ = _mm_blendv_epi8(_mm_shuffle_epi8(raw, P), pad, P);          \
+        if (pix == 16) {                                                         \
+            _mm_storeu_si128((__m128i *)(D), v_);                                \
+        } else {                                                                 \
+            ptrdiff_t b_ = 32;                                                   \
+            _mm256_storeu_si256((__m256i *)(D), _mm256_inserti128_si256(pad2, v_, 0)); \
+            for (; b_ + 32 <= pix; b_ += 32) _mm256_storeu_si256((__m256i *)((D) + b_), pad2); \
+            if (b_ < pix) _mm_storeu_si128((__m128i *)((D) + b_), pad);          \
+        }                                                                        \
+    }
+#define LK_SMALLBOX_SUB_NT(D, P)                                                 \
+    {                                                                            \
+        _mm_stream_si128((__m128i *)(D), _mm_blendv_epi8(_mm_shuffle_epi8(raw, P), pad, P)); \
+        for (ptrdiff_t b_ = 16; b_ < pix; b_ += 16) _mm_stream_si128((__m128i *)((D) + b_), pad); \
+    }
+
 __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict dst,
                                                                  const char *restrict src,
                                                                  const lk_grid_level *lv,
@@ -1576,24 +1611,31 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
     const __m128i pad = _mm_loadu_si128((const __m128i *)k->pad);
     const __m256i pad2 = _mm256_broadcastsi128_si256(pad);
     ptrdiff_t q = k->q;
+    const __m128i p0 = _mm_loadu_si128((const __m128i *)k->sub[0]);
+    const __m128i p1 = _mm_loadu_si128((const __m128i *)k->sub[1]);
+    const __m128i p2 = _mm_loadu_si128((const __m128i *)k->sub[2]);
+    const __m128i p3 = _mm_loadu_si128((const __m128i *)k->sub[3]);
+    ptrdiff_t pix = k->pix;
     if (k->pack && stream) {
         /* Outputs larger than the cache: non-temporal, 16-byte aligned boxes. */
-        LK_SMALLBOX_LOOPS({
-            _mm_stream_si128((__m128i *)d, _mm_blendv_epi8(_mm_shuffle_epi8(raw, perm), pad, perm));
-            for (ptrdiff_t b = 16; b < q; b += 16) _mm_stream_si128((__m128i *)(d + b), pad);
-        })
+        switch (k->nsub) {
+        case 1: LK_SMALLBOX_LOOPS(LK_SMALLBOX_SUB_NT(d, p0)) break;
+        case 2: LK_SMALLBOX_LOOPS(LK_SMALLBOX_SUB_NT(d, p0) LK_SMALLBOX_SUB_NT(d + pix, p1)) break;
+        default:
+            LK_SMALLBOX_LOOPS(LK_SMALLBOX_SUB_NT(d, p0) LK_SMALLBOX_SUB_NT(d + pix, p1)
+                                  LK_SMALLBOX_SUB_NT(d + 2 * pix, p2)
+                                      LK_SMALLBOX_SUB_NT(d + 3 * pix, p3))
+            break;
+        }
     } else if (k->pack) {
-        LK_SMALLBOX_LOOPS({
-            __m128i v = _mm_blendv_epi8(_mm_shuffle_epi8(raw, perm), pad, perm);
-            if (q == 16) {
-                _mm_storeu_si128((__m128i *)d, v);
-            } else {
-                _mm256_storeu_si256((__m256i *)d, _mm256_inserti128_si256(pad2, v, 0));
-                ptrdiff_t b = 32;
-                for (; b + 32 <= q; b += 32) _mm256_storeu_si256((__m256i *)(d + b), pad2);
-                if (b < q) _mm_storeu_si128((__m128i *)(d + b), pad);
-            }
-        })
+        switch (k->nsub) {
+        case 1: LK_SMALLBOX_LOOPS(LK_SMALLBOX_SUB(d, p0)) break;
+        case 2: LK_SMALLBOX_LOOPS(LK_SMALLBOX_SUB(d, p0) LK_SMALLBOX_SUB(d + pix, p1)) break;
+        default:
+            LK_SMALLBOX_LOOPS(LK_SMALLBOX_SUB(d, p0) LK_SMALLBOX_SUB(d + pix, p1)
+                                  LK_SMALLBOX_SUB(d + 2 * pix, p2) LK_SMALLBOX_SUB(d + 3 * pix, p3))
+            break;
+        }
     } else {
         switch (k->w) {
         case 16: LK_SMALLBOX_LOOPS(_mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(raw, perm));) break;
