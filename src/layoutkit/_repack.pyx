@@ -150,6 +150,8 @@ cdef extern from "layoutkit_interleave.h" nogil:
                     Py_ssize_t stride, Py_ssize_t m)
     ctypedef struct lk_smallbox:
         Py_ssize_t win
+        Py_ssize_t pitch
+        int nsub
     int lk_smallbox_plan(lk_smallbox* k, int es, Py_ssize_t s0, Py_ssize_t d0, Py_ssize_t r_lo,
                          Py_ssize_t r_hi, Py_ssize_t s1, Py_ssize_t d1, Py_ssize_t l_lo,
                          Py_ssize_t l_hi, int pack, Py_ssize_t box, int nsub,
@@ -635,6 +637,8 @@ cdef bint copy_small_boxes(const Plan* P, int lev, int a, Py_ssize_t g, const ch
     while True:
         # One past the last source byte of this grid: its last box's window.
         reach = kb.win
+        if not pack:
+            reach += (kb.nsub - 1) * kb.pitch    # a load per row
         for j in range(nl):
             if lv[j].s > 0:
                 reach += (lv[j].n - 1) * lv[j].s
@@ -642,6 +646,20 @@ cdef bint copy_small_boxes(const Plan* P, int lev, int a, Py_ssize_t g, const ch
             return False
         if not advance(P, lev, g0, idx, ext, &src, &dst):
             return True
+
+
+cdef bint copy_gathered_pixels(const Plan* P, int lev, const char* src, char* dst,
+                               Py_ssize_t nfirst) noexcept nogil:
+    """copy_small_boxes for pixels gathered out of padded ones (NHWC8h8w32c of 3
+    channels -> NHWC): 4 or 2 pixels per store when they fit 16 bytes, else one."""
+    cdef int nlev = P.nlev
+    cdef Py_ssize_t g = 4, n1 = P.ext[nlev - 1]
+    while nlev - 2 > lev and g >= 2:
+        if (P.ext[nlev - 2] % g == 0 and g * n1 * P.esize <= 16
+                and copy_small_boxes(P, lev, nlev - 2, g, src, dst, nfirst, 0, g, 0, n1, False)):
+            return True
+        g //= 2
+    return copy_small_boxes(P, lev, nlev - 1, 1, src, dst, nfirst, 0, 1, 0, n1, False)
 
 
 cdef bint copy_padded_pixels(const Plan* P, int lev, const char* src, char* dst,
@@ -1295,8 +1313,7 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     if (lo == 0 and hi == ext[nlev - 1] and P.cast_src < 0
             and (copy_small_boxes(P, lev, nlev - 2, ext[nlev - 2], src, dst, nfirst, 0,
                                   ext[nlev - 2], 0, hi, False)
-                 or copy_small_boxes(P, lev, nlev - 1, 1, src, dst, nfirst, 0, 1, 0, hi,
-                                     False))):
+                 or copy_gathered_pixels(P, lev, src, dst, nfirst))):
         return
     deint = (P.cast_src < 0 and nlev - lev >= 3 and P.ds[nlev - 1] == es
              and P.ss[nlev - 1] != es and lo == 0 and hi == ext[nlev - 1])

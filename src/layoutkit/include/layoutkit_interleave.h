@@ -1486,17 +1486,22 @@ static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict
  * bytes lie within 16 bytes and, packing, the box is `box` bytes of padding made
  * of nsub (1, 2 or 4) equal sub-boxes, each with its data in its first 16 bytes
  * (4 pixels of 32 bytes with 3 channels each: one load for 4 pixels); or,
- * unpacking, the data is exactly the box's first q <= 16 bytes.
+ * unpacking, the data is exactly the box's first q <= 16 bytes, gathered from
+ * one load or, with nsub > 1, from one load per row (4 pixels of NHWC8h8w32c,
+ * 32 bytes apart, into 12 bytes: one pair of stores for 4 pixels).
  */
 typedef struct {
     uint8_t perm[16];   /* unpacking: window byte for each box byte; 0x80: none */
-    uint8_t sub[4][16]; /* packing: the same for each sub-box's first 16 bytes */
+    uint8_t sub[4][16]; /* packing: the same for each sub-box's first 16 bytes;
+                           unpacking nsub > 1 loads: box byte of each load's bytes */
     uint8_t tail[16]; /* unpacking: perm of bytes q - w .. q - 1 (the last store) */
     uint8_t pad[16];  /* packing: the padding pattern */
     ptrdiff_t win;    /* window bytes that hold data */
     ptrdiff_t q;      /* packing: box bytes; unpacking: data bytes */
     ptrdiff_t pix;    /* packing: bytes per sub-box (q / nsub) */
-    int nsub;         /* packing: sub-boxes (1, 2 or 4), each with its data first */
+    ptrdiff_t pitch;  /* unpacking with nsub > 1: source bytes between the loads */
+    int nsub;         /* packing: sub-boxes (1, 2 or 4), each with its data first;
+                         unpacking: 16-byte loads per box (rows r, r * s0 apart) */
     int pack;
     int w;            /* unpacking: store width (16, 8, 4, 2 or 1) */
 } lk_smallbox;
@@ -1509,13 +1514,17 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
     ptrdiff_t q = 0, lo = PTRDIFF_MAX, hi = 0, pix = 16;
     if (s0 < 0 || s1 < 0 || d0 < 0 || d1 < 0 || r_hi <= r_lo || l_hi <= l_lo) return 0;
     if ((r_hi - r_lo) * (l_hi - l_lo) * es > 16) return 0;
+    int loads = !pack && nsub > 1; /* a load per row */
+    if (nsub != 1 && nsub != 2 && nsub != 4) return 0;
     if (pack) {
-        if ((nsub != 1 && nsub != 2 && nsub != 4) || box % (16 * nsub)) return 0;
+        if (box % (16 * nsub)) return 0;
         pix = box / nsub;
+    } else if (loads && (r_lo != 0 || r_hi != nsub)) {
+        return 0;
     }
     for (ptrdiff_t r = r_lo; r < r_hi; r++)
         for (ptrdiff_t l = l_lo; l < l_hi; l++) {
-            ptrdiff_t so = r * s0 + l * s1;
+            ptrdiff_t so = (loads ? 0 : r * s0) + l * s1;
             if (so < lo) lo = so;
             if (so + es > hi) hi = so + es;
         }
@@ -1524,7 +1533,7 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
     memset(k->sub, 0x80, sizeof k->sub);
     for (ptrdiff_t r = r_lo; r < r_hi; r++)
         for (ptrdiff_t l = l_lo; l < l_hi; l++) {
-            ptrdiff_t so = r * s0 + l * s1, dof = r * d0 + l * d1;
+            ptrdiff_t so = (loads ? 0 : r * s0) + l * s1, dof = r * d0 + l * d1;
             ptrdiff_t sb = pack ? dof / pix : 0, off = pack ? dof % pix : dof;
             if (sb >= (pack ? nsub : 1) || off + es > 16) return 0;
             for (int b = 0; b < es; b++) {
@@ -1532,6 +1541,8 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
                 used[sb * 16 + off + b] = 1;
                 if (pack)
                     k->sub[sb][off + b] = (uint8_t)(so + b);
+                else if (loads)
+                    k->sub[r][off + b] = (uint8_t)(so + b);
                 else
                     k->perm[off + b] = (uint8_t)(so + b);
             }
@@ -1550,9 +1561,12 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
     for (ptrdiff_t b = 0; b < q; b++)
         if (!used[b]) return 0;
     k->q = q;
+    k->nsub = nsub;
+    k->pitch = s0;
     k->w = q >= 16 ? 16 : q >= 8 ? 8 : q >= 4 ? 4 : q >= 2 ? 2 : 1;
     memset(k->tail, 0x80, 16);
-    for (int b = 0; b < k->w; b++) k->tail[b] = k->perm[q - k->w + b];
+    for (int b = 0; b < k->w; b++)
+        k->tail[b] = loads ? (uint8_t)(q - k->w + b) : k->perm[q - k->w + b];
     return 1;
 }
 
@@ -1568,18 +1582,22 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
         V = _mm_loadu_si128((const __m128i *)tmp_);                              \
     }
 
-#define LK_SMALLBOX_LOOPS(BODY)                                                  \
+#define LK_SMALLBOX_GRID(BODY)                                                   \
     for (ptrdiff_t i0 = 0; i0 < lv[0].n; i0++)                                   \
         for (ptrdiff_t i1 = 0; i1 < lv[1].n; i1++)                               \
             for (ptrdiff_t i2 = 0; i2 < lv[2].n; i2++) {                         \
                 const char *s = src + i0 * lv[0].s + i1 * lv[1].s + i2 * lv[2].s; \
                 char *d = dst + i0 * lv[0].d + i1 * lv[1].d + i2 * lv[2].d;      \
-                for (ptrdiff_t i3 = 0; i3 < lv[3].n; i3++, s += lv[3].s, d += lv[3].d) { \
-                    __m128i raw;                                                 \
-                    LK_SMALLBOX_LOAD(raw, s)                                     \
+                for (ptrdiff_t i3 = 0; i3 < lv[3].n; i3++, s += lv[3].s, d += lv[3].d) \
                     BODY                                                         \
-                }                                                                \
             }
+/* The grid with each box's window loaded into `raw`. */
+#define LK_SMALLBOX_LOOPS(BODY)                                                  \
+    LK_SMALLBOX_GRID({                                                           \
+        __m128i raw;                                                             \
+        LK_SMALLBOX_LOAD(raw, s)                                                 \
+        BODY                                                                     \
+    })
 
 /* Packing: sub-box D (pix bytes of padding) with the data through shuffle P in
  * its first 16 bytes; stored, or streamed. */
@@ -1636,6 +1654,40 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
                                   LK_SMALLBOX_SUB(d + 2 * pix, p2) LK_SMALLBOX_SUB(d + 3 * pix, p3))
             break;
         }
+    } else if (k->nsub > 1) {
+        /* A load per row, each shuffled into its bytes of the box (bytes of the
+         * other rows zero), OR-ed, stored once (or twice, overlapping). */
+        const __m128i subs[4] = {p0, p1, p2, p3};
+        ptrdiff_t pitch = k->pitch;
+        int nsub = k->nsub;
+        LK_SMALLBOX_GRID({
+            __m128i v = _mm_setzero_si128();
+            for (int j = 0; j < nsub; j++) {
+                __m128i r_;
+                LK_SMALLBOX_LOAD(r_, s + j * pitch)
+                v = _mm_or_si128(v, _mm_shuffle_epi8(r_, subs[j]));
+            }
+            switch (k->w) {
+            case 16: _mm_storeu_si128((__m128i *)d, v); break;
+            case 8:
+                _mm_storel_epi64((__m128i *)d, v);
+                _mm_storel_epi64((__m128i *)(d + q - 8), _mm_shuffle_epi8(v, tail));
+                break;
+            case 4: {
+                int32_t a = _mm_cvtsi128_si32(v);
+                int32_t b = _mm_cvtsi128_si32(_mm_shuffle_epi8(v, tail));
+                memcpy(d, &a, 4);
+                memcpy(d + q - 4, &b, 4);
+                break;
+            }
+            default: {
+                uint16_t a = (uint16_t)_mm_cvtsi128_si32(v);
+                uint16_t b = (uint16_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(v, tail));
+                memcpy(d, &a, 2);
+                memcpy(d + q - 2, &b, 2);
+            }
+            }
+        })
     } else {
         switch (k->w) {
         case 16: LK_SMALLBOX_LOOPS(_mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(raw, perm));) break;
