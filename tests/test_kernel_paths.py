@@ -554,18 +554,28 @@ def test_small_boxes_with_leading_padding(tag, left, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.dtype("V3")], ids=str)
+@pytest.mark.parametrize(
+    ("tag", "shape"),
+    [
+        ("NHWC8h8w32c", (1, 7, 7, 64)),
+        ("NHWC8h8w32c", (2, 13, 9, 3)),
+        ("NHWC8h2w32c4w", (1, 7, 7, 64)),
+        ("NHWC8h2w32c4w", (1, 7, 29, 40)),
+        ("NHWC8h2w32c2w", (1, 7, 7, 64)),
+        ("NHWC8h2w32c2w", (3, 5, 13, 32)),
+    ],
+)
 @pytest.mark.parametrize("left", [(0, 0), (1, 0), (2, 3)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_small_outputs_padded_in_two_dims(store_mode, dtype, left, threads):
-    """Croutons of 7x7 planes (H and W padded to 8, each in one level): the
-    output is filled with padding, then the data copied as one box
+def test_small_outputs_padded_in_two_dims(store_mode, dtype, tag, shape, left, threads):
+    """Croutons of small planes (H and W padded, W split over up to three levels):
+    the output is filled with padding, then the data copied as a few boxes
     (fill_then_copy), with left padding, slices per thread and streamed stores."""
-    shape = (1, 7, 7, 64)
-    x = _data(shape, dtype, seed=sum(left))
+    x = _data(shape, dtype, seed=sum(left) + shape[2])
     left_pad = (0, *left, 0)
-    layout = lk.Layout("NHWC8h8w32c", dims="NHWC", left_pad=left_pad)
+    layout = lk.Layout(tag, dims="NHWC", left_pad=left_pad)
     pad = 0 if dtype == np.dtype("V3") else 5
     got = layout.pack(x, pad_value=pad, threads=threads)
-    want = ref_pack(x, "NHWC8h8w32c", dims="NHWC", pad_value=pad, left_pad=left_pad)
+    want = ref_pack(x, tag, dims="NHWC", pad_value=pad, left_pad=left_pad)
     assert got.tobytes() == want.tobytes()
     assert layout.unpack(got, shape).tobytes() == x.tobytes()

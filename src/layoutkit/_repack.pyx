@@ -1494,25 +1494,37 @@ cdef void copy_rowpad(const Plan* P, int lev, const char* src, char* dst, Py_ssi
 
 cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const char* src,
                          char* dst) noexcept nogil:
-    """Digits [t_lo, t_hi) of level 0 of a plan with a fill box: padding
-    everywhere, then the data as one box without constraints. For small outputs
-    padded in several dims (NHWC -> NHWC8h8w32c of 7x7 planes), where the walk
-    would make a call per H row of every channel block; writing the data twice
-    costs less while the output stays in cache."""
+    """Digits [t_lo, t_hi) of level 0 of a plan with fill boxes: padding
+    everywhere, then the data as a few boxes without constraints. For small
+    outputs padded in several dims (NHWC -> croutons of 7x7 planes), where the
+    walk would make a call per H row of every channel block; writing the data
+    twice costs less while the output stays in cache."""
     cdef Plan Q = P[0]
     cdef int nlev = P.nlev
-    cdef int k
-    cdef const int64_t* box = P.fill_box
+    cdef int k, n
+    cdef const int64_t* box
+    cdef const char* s
+    cdef char* o
+    cdef Py_ssize_t lo, hi
     fill_levels(P, 0, dst + t_lo * P.ds[0], t_hi - t_lo)
-    Q.ext = box
-    Q.below = box + 2 * (nlev + 1)
-    Q.dcontig = box + 3 * (nlev + 1)
-    src += t_lo * P.ss[0]
-    dst += t_lo * P.ds[0]
-    for k in range(1, nlev):
-        src += box[nlev + 1 + k] * P.ss[k]
-        dst += box[nlev + 1 + k] * P.ds[k]
-    copy_levels(&Q, 0, src, dst, t_hi - t_lo, 0, ALL_LANES)
+    for n in range(P.fill_box[0]):
+        box = P.fill_box + 1 + n * 4 * (nlev + 1)
+        Q.ext = box
+        Q.below = box + 2 * (nlev + 1)
+        Q.dcontig = box + 3 * (nlev + 1)
+        # The box's digits of level 0 within this slice of them.
+        lo = box[nlev + 1] if box[nlev + 1] > t_lo else t_lo
+        hi = box[nlev + 1] + box[0]
+        if hi > t_hi:
+            hi = t_hi
+        if hi <= lo:
+            continue
+        s = src + lo * P.ss[0]
+        o = dst + lo * P.ds[0]
+        for k in range(1, nlev):
+            s += box[nlev + 1 + k] * P.ss[k]
+            o += box[nlev + 1 + k] * P.ds[k]
+        copy_levels(&Q, 0, s, o, hi - lo, 0, ALL_LANES)
 
 
 cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const char* src,
@@ -1708,35 +1720,66 @@ cdef class RepackPlan:
         self._fill_base()
 
     def _find_fill_box(self):
-        # The data box of fill_then_copy: [ext | first digit | below | dcontig],
-        # each nlev + 1 long, or None when the plan does not qualify.
+        # The data boxes of fill_then_copy, or None when the plan does not
+        # qualify: [count, then per box ext | first digit | below | dcontig,
+        # each nlev + 1 long]. A constrained dim held by one level gives a range
+        # of its digits; one split over several levels (W = 7 as 2 x 4 columns of
+        # R4Crouton4x1) a box per level: whole outer digits, then the last
+        # partial one, and so on down.
         cdef int nlev = self.nlev, nd = self.ndim, lv, d
-        if (nd < 2 or nlev < 3 or self.dim[0] >= 0 or self.cast_src >= 0
+        if (nd < 2 or nlev < 3 or self.cast_src >= 0
                 or self.below[0] * self.esize > fill_first_bytes):
             return None
-        box = np.zeros((4, nlev + 1), dtype=np.int64)
-        box[0, :nlev] = self.ext
-        box[0, nlev] = 1
-        held = [0] * nd
         span = self.span.reshape(-1)
-        for lv in range(nlev):
-            d = <int>self.dim[lv]
-            if d < 0:
-                continue
-            held[d] += 1
+        levels = [[lv for lv in range(nlev) if self.dim[lv] == d] for d in range(nd)]
+        choices = []        # per dim: alternatives, each [(level, first, count)]
+        for d in range(nd):
             e_lo, e_hi, v_lo, v_hi = (int(v) for v in self.ranges[4 * d : 4 * d + 4])
-            lo, hi = max(v_lo, 0), min(v_hi, int(self.ext[lv]))
-            if (self.wt[lv] != 1 or span[lv * nd + d] != self.ext[lv] or e_lo > 0
-                    or e_hi < self.ext[lv] or hi <= lo):
+            lvs = levels[d]
+            if not lvs or e_lo > 0 or e_hi < span[lvs[0] * nd + d]:
                 return None
-            box[0, lv], box[1, lv] = hi - lo, lo
-        if any(n != 1 for n in held):
+            if len(lvs) == 1:
+                lv = lvs[0]
+                lo, hi = max(v_lo, 0), min(v_hi, int(self.ext[lv]))
+                if self.wt[lv] != 1 or span[lv * nd + d] != self.ext[lv] or hi <= lo:
+                    return None
+                choices.append([[(lv, lo, hi - lo)]])
+            else:
+                # Digits of the data's end v in the levels' mixed radix: box j
+                # holds the levels before j at v's digits, level j below its
+                # digit, the levels after j whole.
+                hi = min(v_hi, int(span[lvs[0] * nd + d]))
+                if (v_lo > 0 or hi <= 0 or self.wt[lvs[len(lvs) - 1]] != 1
+                        or span[lvs[0] * nd + d] != self.ext[lvs[0]] * self.wt[lvs[0]]):
+                    return None
+                for j in range(len(lvs) - 1):
+                    if self.wt[lvs[j]] != self.wt[lvs[j + 1]] * self.ext[lvs[j + 1]]:
+                        return None
+                digits = [(hi // int(self.wt[lv])) % int(self.ext[lv]) for lv in lvs]
+                if hi == span[lvs[0] * nd + d]:
+                    alts = [[(lv, 0, int(self.ext[lv])) for lv in lvs]]
+                else:
+                    alts = [[(lvs[i], digits[i], 1) for i in range(j)] + [(lvs[j], 0, digits[j])]
+                            + [(lv, 0, int(self.ext[lv])) for lv in lvs[j + 1 :]]
+                            for j in range(len(lvs)) if digits[j]]
+                choices.append(alts)
+        boxes = [[]]
+        for alts in choices:
+            boxes = [b + alt for b in boxes for alt in alts]
+        if len(boxes) > 16:
             return None
-        box[2, nlev], box[3, nlev] = 1, 1
-        for lv in range(nlev - 1, -1, -1):
-            box[2, lv] = box[2, lv + 1] * box[0, lv]
-            box[3, lv] = box[3, lv + 1] and self.ds[lv] == box[2, lv + 1] * self.esize
-        return np.ascontiguousarray(box.ravel())
+        out = np.zeros((len(boxes), 4, nlev + 1), dtype=np.int64)
+        for n, spec in enumerate(boxes):
+            box = out[n]
+            box[0, :nlev] = self.ext
+            box[0, nlev] = 1
+            for lv, first, count in spec:
+                box[0, lv], box[1, lv] = count, first
+            box[2, nlev], box[3, nlev] = 1, 1
+            for lv in range(nlev - 1, -1, -1):
+                box[2, lv] = box[2, lv + 1] * box[0, lv]
+                box[3, lv] = box[3, lv + 1] and self.ds[lv] == box[2, lv + 1] * self.esize
+        return np.concatenate([[len(boxes)], out.ravel()]).astype(np.int64)
 
     cdef void _fill_base(self):
         cdef Plan* P = &self.base
