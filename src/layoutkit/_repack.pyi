@@ -20,6 +20,8 @@ class RepackPlan:
     last_noninner: npt.NDArray[np.int64]
     dcontig: npt.NDArray[np.int64]
     below: npt.NDArray[np.int64]
+    # Data boxes of fill_then_copy (count, then ext | first | below | dcontig per box).
+    fill_box: npt.NDArray[np.int64] | None
     nlev: int
     ndim: int
     cast_src: int

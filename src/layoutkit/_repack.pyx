@@ -1786,6 +1786,8 @@ cdef class RepackPlan:
         for arr in (self.ext, self.ss, self.ds, self.dim, self.wt, self.ranges, self.span,
                     self.last_noninner, self.dcontig, self.below):
             arr.setflags(write=False)
+        if self.fill_box is not None:
+            self.fill_box.setflags(write=False)
         P.nlev = self.nlev
         P.ndim = self.ndim
         P.esize = self.esize
