@@ -265,6 +265,15 @@ def test_crouton_boxes_of_short_rows(preset, c, dtype):
     assert np.array_equal(layout.unpack(got, x.shape), x)
 
 
+def _output_at(shape, dtype, offset):
+    """A zeroed buffer and an array of ``shape`` in it, ``offset`` bytes after a
+    64-byte boundary: (buffer, start byte, array)."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    raw = np.zeros(nbytes + 64, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw, start, raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
 def _strided_source(x, how):
     """``x`` as a contiguous array, a view with reversed W, or a channel slice."""
     if how == "reversed_w":
@@ -318,11 +327,9 @@ def test_crouton_box_grids(tag, dtype, shape, offset, how):
     pixels, outputs at odd offsets, ragged W (12) included."""
     layout = lk.Layout(tag, dims="NHWC")
     x = _strided_source(_data(shape, dtype, seed=sum(shape) + offset), how)
-    size = layout.physical_shape(shape)
-    itemsize = np.dtype(dtype).itemsize
-    raw = np.zeros(int(np.prod(size)) * itemsize + 64, np.uint8)
-    start = (-raw.ctypes.data) % 64 + offset * itemsize
-    out = raw[start : start + int(np.prod(size)) * itemsize].view(dtype).reshape(size)
+    raw, start, out = _output_at(
+        layout.physical_shape(shape), dtype, offset * np.dtype(dtype).itemsize
+    )
     want = ref_pack(np.ascontiguousarray(x), tag, dims="NHWC", pad_value=7)
     assert layout.pack(x, out=out, pad_value=7).tobytes() == want.tobytes()
     back = raw[start : start + x.nbytes].view(dtype).reshape(shape)
@@ -526,11 +533,7 @@ def test_small_crouton_boxes(store_mode, tag, dtype, c, how, offset):
     x = _strided_source(_data(shape, dtype, seed=c + offset), how)
     if how == "contiguous":
         x = _guarded_copy(x)
-    size = layout.physical_shape(shape)
-    itemsize = np.dtype(dtype).itemsize
-    raw = np.zeros(int(np.prod(size)) * itemsize + 64, np.uint8)
-    start = (-raw.ctypes.data) % 64 + offset
-    out = raw[start : start + int(np.prod(size)) * itemsize].view(dtype).reshape(size)
+    raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
     want = ref_pack(np.ascontiguousarray(x), tag, dims="NHWC", pad_value=7)
     assert layout.pack(x, out=out, pad_value=7).tobytes() == want.tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()

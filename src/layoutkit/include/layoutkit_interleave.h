@@ -640,6 +640,18 @@ static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrd
 #define LK_CHUNK_BYTES 512
 #define LK_CHUNK_LANES 32
 
+/* `bytes` (a multiple of 64) of a lane into a 64-byte aligned staging block. */
+__attribute__((target("avx2"))) static inline void lk_stage_lane(char *restrict t,
+                                                                const char *restrict s,
+                                                                ptrdiff_t bytes) {
+    for (ptrdiff_t b = 0; b < bytes; b += 64) {
+        __m256i a0 = _mm256_loadu_si256((const __m256i *)(s + b));
+        __m256i a1 = _mm256_loadu_si256((const __m256i *)(s + b + 32));
+        _mm256_store_si256((__m256i *)(t + b), a0);
+        _mm256_store_si256((__m256i *)(t + b + 32), a1);
+    }
+}
+
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes, int es, int n) {
@@ -660,12 +672,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
                 if (i + 3 * crow <= rows)
                     for (ptrdiff_t b = 0; b < LK_CHUNK_BYTES; b += 64)
                         _mm_prefetch(s + 2 * LK_CHUNK_BYTES + b, _MM_HINT_T1);
-                for (ptrdiff_t b = 0; b < LK_CHUNK_BYTES; b += 64) {
-                    __m256i a0 = _mm256_loadu_si256((const __m256i *)(s + b));
-                    __m256i a1 = _mm256_loadu_si256((const __m256i *)(s + b + 32));
-                    _mm256_store_si256((__m256i *)(t + b), a0);
-                    _mm256_store_si256((__m256i *)(t + b + 32), a1);
-                }
+                lk_stage_lane(t, s, LK_CHUNK_BYTES);
             }
             if (es == 1 && group == 32) {
                 for (ptrdiff_t r = 0; r < crow; r += 16)
@@ -693,16 +700,6 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
  */
 #define LK_PIPE_BYTES 256
 
-__attribute__((target("avx2"))) static inline void lk_stage_lane(char *restrict t,
-                                                                const char *restrict s) {
-    for (ptrdiff_t b = 0; b < LK_PIPE_BYTES; b += 64) {
-        __m256i a0 = _mm256_loadu_si256((const __m256i *)(s + b));
-        __m256i a1 = _mm256_loadu_si256((const __m256i *)(s + b + 32));
-        _mm256_store_si256((__m256i *)(t + b), a0);
-        _mm256_store_si256((__m256i *)(t + b + 32), a1);
-    }
-}
-
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes) {
@@ -710,7 +707,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
     ptrdiff_t rows = full_rows - full_rows % LK_PIPE_BYTES;
     ptrdiff_t groups = full_lanes / 32, units = rows / LK_PIPE_BYTES * groups;
     if (units == 0) return 0;
-    for (int k = 0; k < 32; k++) lk_stage_lane(stage[0] + k * LK_PIPE_BYTES, src + k * slane);
+    for (int k = 0; k < 32; k++)
+        lk_stage_lane(stage[0] + k * LK_PIPE_BYTES, src + k * slane, LK_PIPE_BYTES);
     /* Unit u: rows (u / groups) * 256, lanes (u % groups) * 32; rows outer, so
      * that with more than one group a chunk's destination rows are finished
      * while they are still in cache. */
@@ -731,8 +729,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
                         _mm_prefetch(s + 2 * LK_PIPE_BYTES + b, _MM_HINT_T1);
                         _mm_prefetch(s + slane + 2 * LK_PIPE_BYTES + b, _MM_HINT_T1);
                     }
-                lk_stage_lane(next + k * LK_PIPE_BYTES, s);
-                lk_stage_lane(next + (k + 1) * LK_PIPE_BYTES, s + slane);
+                lk_stage_lane(next + k * LK_PIPE_BYTES, s, LK_PIPE_BYTES);
+                lk_stage_lane(next + (k + 1) * LK_PIPE_BYTES, s + slane, LK_PIPE_BYTES);
             }
             lk_tilew_8(d + (ptrdiff_t)k * 8 * drow, drow, cur + k * 8, LK_PIPE_BYTES);
         }
@@ -1582,18 +1580,9 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
         V = _mm_loadu_si128((const __m128i *)tmp_);                              \
     }
 
-#define LK_SMALLBOX_GRID(BODY)                                                   \
-    for (ptrdiff_t i0 = 0; i0 < lv[0].n; i0++)                                   \
-        for (ptrdiff_t i1 = 0; i1 < lv[1].n; i1++)                               \
-            for (ptrdiff_t i2 = 0; i2 < lv[2].n; i2++) {                         \
-                const char *s = src + i0 * lv[0].s + i1 * lv[1].s + i2 * lv[2].s; \
-                char *d = dst + i0 * lv[0].d + i1 * lv[1].d + i2 * lv[2].d;      \
-                for (ptrdiff_t i3 = 0; i3 < lv[3].n; i3++, s += lv[3].s, d += lv[3].d) \
-                    BODY                                                         \
-            }
-/* The grid with each box's window loaded into `raw`. */
+/* The box grid (LK_GRID_LOOPS) with each box's window loaded into `raw`. */
 #define LK_SMALLBOX_LOOPS(BODY)                                                  \
-    LK_SMALLBOX_GRID({                                                           \
+    LK_GRID_LOOPS({                                                           \
         __m128i raw;                                                             \
         LK_SMALLBOX_LOAD(raw, s)                                                 \
         BODY                                                                     \
@@ -1660,7 +1649,7 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
         const __m128i subs[4] = {p0, p1, p2, p3};
         ptrdiff_t pitch = k->pitch;
         int nsub = k->nsub;
-        LK_SMALLBOX_GRID({
+        LK_GRID_LOOPS({
             __m128i v = _mm_setzero_si128();
             for (int j = 0; j < nsub; j++) {
                 __m128i r_;
