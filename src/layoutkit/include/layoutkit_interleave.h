@@ -744,10 +744,13 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
  * strip, so every destination row of a strip is finished at once and the
  * group's source lines are read front to back together. A strip takes 32
  * bytes of each lane (2-byte elements, double tiles) or a whole 64-byte line
- * (4- and 8-byte elements, wide tiles). Against blocks of 2048 rows filled
- * one tile column at a time, 64 x 65536 L3-hot (Xeon, 2 MiB L2): float16
- * 0.70x the time, float32 0.85x; 8-byte elements unchanged. full_rows is a
- * multiple of 2n. */
+ * (4- and 8-byte elements, wide tiles). With more than one group, the rows go
+ * in blocks whose destination stays within ~256 KiB. Measured L3-hot on the
+ * Xeon (2 MiB L2) against the earlier order (blocks of rows filled one tile
+ * column at a time) and, below 4096 rows, the staged lk_transpose_full_avx2:
+ * 64 x 65536 float16 0.70x the time, float32 0.85x; 256 x 3136 (NCHW -> NHWC
+ * of 8x256x56x56) float16 0.70x, 8-byte 0.75x; 512 x 196 float16 0.6x.
+ * full_rows is a multiple of 2n. */
 __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes, int es, int n) {
@@ -756,17 +759,24 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     ptrdiff_t strip = es >= 4 ? 64 / es : step;
     group = group / n * n;
     if (group < n) return;
-    for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {
-        ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
-        ptrdiff_t jw = jg + (es >= 4 ? (jend - jg) / wide * wide : 0);
-        for (ptrdiff_t i = 0; i < full_rows; i += strip) {
-            ptrdiff_t iend = i + strip <= full_rows ? i + strip : full_rows;
-            for (ptrdiff_t j = jg; j < jw; j += wide)
-                for (ptrdiff_t ii = i; ii + wide_rows <= iend; ii += wide_rows)
-                    lk_tilew(dst + ii * drow + j * es, drow, src + j * slane + ii * es, slane, es);
-            for (ptrdiff_t j = jw; j < jend; j += n)
-                for (ptrdiff_t ii = i; ii < iend; ii += step)
-                    lk_tile2(dst + ii * drow + j * es, drow, src + j * slane + ii * es, slane, es);
+    ptrdiff_t block = full_lanes > group ? 262144 / drow / strip * strip : full_rows;
+    if (block < strip) block = strip;
+    for (ptrdiff_t i0 = 0; i0 < full_rows; i0 += block) {
+        ptrdiff_t i1 = i0 + block < full_rows ? i0 + block : full_rows;
+        for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {
+            ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
+            ptrdiff_t jw = jg + (es >= 4 ? (jend - jg) / wide * wide : 0);
+            for (ptrdiff_t i = i0; i < i1; i += strip) {
+                ptrdiff_t iend = i + strip <= i1 ? i + strip : i1;
+                for (ptrdiff_t j = jg; j < jw; j += wide)
+                    for (ptrdiff_t ii = i; ii < iend; ii += wide_rows)
+                        lk_tilew(dst + ii * drow + j * es, drow, src + j * slane + ii * es,
+                                 slane, es);
+                for (ptrdiff_t j = jw; j < jend; j += n)
+                    for (ptrdiff_t ii = i; ii < iend; ii += step)
+                        lk_tile2(dst + ii * drow + j * es, drow, src + j * slane + ii * es,
+                                 slane, es);
+            }
         }
     }
 }
@@ -1279,7 +1289,10 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         ptrdiff_t full_rows = rows - rows % n;
         ptrdiff_t full_lanes = lanes - lanes % n;
 #ifdef LK_HAVE_AVX2_TILES
-        if (lk_avx2() && (rows >= 4096 || (es == 1 && rows >= 1024 && full_lanes > 32)) && full_lanes >= n) {
+        /* Bytes: only long lanes (the staged loops below measured faster on
+         * short ones); wider elements from two tiles of rows on. */
+        if (lk_avx2() && full_lanes >= n &&
+            (es != 1 ? rows >= 2 * n : rows >= 4096 || (rows >= 1024 && full_lanes > 32))) {
             ptrdiff_t done;
             full_rows = rows - rows % (2 * n);
             /* Byte tiles read 16 lanes in lockstep, more than L1's 8 ways. */
