@@ -232,6 +232,23 @@ def test_long_lane_transposes(shape, dtype):
         assert layout.unpack(packed, shape).tobytes() == x.tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.uint16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize(
+    "shape", [(1, 2048, 7, 7), (1, 1024, 9, 5), (2, 512, 7, 9), (1, 264, 17, 19), (1, 72, 3, 11)]
+)
+def test_transposes_of_short_planes(shape, dtype):
+    """Planes under 4096 pixels take the direct tiles too: destination rows a
+    multiple of 4 KiB apart (2048 channels of float16, 1024 of float32, 512 of
+    float64) go in strips of single 16-byte tiles; lane groups past 64 and
+    ragged rows exercise the edges. Both directions."""
+    x = _data(shape, dtype, seed=shape[1])
+    nhwc = lk.Layout("NHWC", dims="NCHW")
+    packed = nhwc.pack(x)
+    assert packed.tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
+    back = lk.convert(packed, shape, nhwc, lk.Layout("NCHW"))
+    assert back.tobytes() == x.tobytes()
+
+
 @pytest.mark.parametrize(("tag", "c"), [("HCWN4c", 2050), ("HCWN8c", 67), ("HCWN16c", 35)])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64, "V3"])
 @pytest.mark.parametrize("hw", [(7, 7), (1, 5), (3, 32)])

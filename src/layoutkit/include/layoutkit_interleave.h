@@ -757,6 +757,11 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     ptrdiff_t step = 2 * (ptrdiff_t)n, wide = 32 / es, wide_rows = 16 / es;
     ptrdiff_t group = full_lanes < 64 ? full_lanes : 64;
     ptrdiff_t strip = es >= 4 ? 64 / es : step;
+    /* Destination rows a multiple of 4 KiB apart share one L1 set: a strip of
+     * 2n rows, each line written in pieces, is evicted before it is complete.
+     * Strips of n rows by 16-byte tiles keep within the set's ways (1x2048x7x7
+     * float16 NCHW -> NHWC 0.6x the time; 4096 x 196 0.65x). */
+    int aliased = drow % 4096 == 0;
     group = group / n * n;
     if (group < n) return;
     ptrdiff_t block = full_lanes > group ? 262144 / drow / strip * strip : full_rows;
@@ -766,6 +771,19 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
         for (ptrdiff_t jg = 0; jg < full_lanes; jg += group) {
             ptrdiff_t jend = jg + group < full_lanes ? jg + group : full_lanes;
             ptrdiff_t jw = jg + (es >= 4 ? (jend - jg) / wide * wide : 0);
+            if (aliased) {
+                for (ptrdiff_t i = i0; i < i1; i += n)
+                    for (ptrdiff_t j = jg; j < jend; j += n) {
+                        char *d = dst + i * drow + j * es;
+                        const char *s = src + j * slane + i * es;
+                        switch (es) {
+                        case 2: lk_tile_16(d, drow, s, slane); break;
+                        case 4: lk_tile_32(d, drow, s, slane); break;
+                        default: lk_tile_64(d, drow, s, slane); break;
+                        }
+                    }
+                continue;
+            }
             for (ptrdiff_t i = i0; i < i1; i += strip) {
                 ptrdiff_t iend = i + strip <= i1 ? i + strip : i1;
                 for (ptrdiff_t j = jg; j < jw; j += wide)
