@@ -217,19 +217,60 @@ def test_crouton_family_padding_rows_before_and_after(tag, c, left, dtype):
     assert layout.unpack(packed, shape).tobytes() == x.tobytes()
 
 
+LONG_LANE_SHAPES = [
+    (1, 13, 71, 67),
+    (1, 64, 65, 67),
+    (2, 9, 64, 128),
+    (1, 40, 70, 61),
+    (1, 72, 64, 65),
+]
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64], ids=str)
-@pytest.mark.parametrize(
-    "shape", [(1, 13, 71, 67), (1, 64, 65, 67), (2, 9, 64, 128), (1, 40, 70, 61)]
-)
+@pytest.mark.parametrize("shape", LONG_LANE_SHAPES)
 def test_long_lane_transposes(shape, dtype):
     """Planes of 4096+ pixels take the direct AVX2 tiles; ragged lane and row
-    counts exercise their edges."""
+    counts, and more lanes than one group of 64, exercise their edges."""
     x = _data(shape, dtype, seed=shape[1])
     for tag in ("NHWC", "NHWC8c", "NCHW32c"):
         layout = lk.Layout(tag, dims="NCHW")
         packed = layout.pack(x, pad_value=9)
         assert packed.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=9).tobytes()
         assert layout.unpack(packed, shape).tobytes() == x.tobytes()
+
+
+LONG_LANE_CHECK = """
+import sys
+import numpy as np
+import layoutkit as lk
+from reference import ref_pack
+
+rng = np.random.default_rng(2)
+for shape in SHAPES:
+    for dt in (np.uint16, np.float32, np.float64):
+        x = rng.integers(0, 60000, shape).astype(dt)
+        for tag in ("NHWC", "NHWC8c"):
+            layout = lk.Layout(tag, dims="NCHW")
+            packed = layout.pack(x, pad_value=9)
+            if packed.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=9).tobytes():
+                sys.exit(f"pack mismatch {tag} {shape} {np.dtype(dt)}")
+            if layout.unpack(packed, shape).tobytes() != x.tobytes():
+                sys.exit(f"unpack mismatch {tag} {shape} {np.dtype(dt)}")
+"""
+
+
+@pytest.mark.parametrize("order", ["columns", "strips"])
+def test_long_lane_orders_match(tmp_path, order):
+    """Both orders of the long-lane transpose (the CPU's maker picks one; see
+    lk_long_lanes_by_columns), each forced in a fresh process."""
+    script = tmp_path / "long_lane_check.py"
+    script.write_text(LONG_LANE_CHECK.replace("SHAPES", repr(LONG_LANE_SHAPES)))
+    env = dict(os.environ, LAYOUTKIT_LONG_LANES=order)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr + result.stdout
 
 
 @pytest.mark.parametrize("dtype", [np.uint16, np.float32, np.float64], ids=str)
