@@ -246,16 +246,17 @@ import layoutkit as lk
 from reference import ref_pack
 
 rng = np.random.default_rng(2)
-for shape in SHAPES:
-    for dt in (np.uint16, np.float32, np.float64):
-        x = rng.integers(0, 60000, shape).astype(dt)
-        for tag in ("NHWC", "NHWC8c"):
-            layout = lk.Layout(tag, dims="NCHW")
-            packed = layout.pack(x, pad_value=9)
-            if packed.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=9).tobytes():
-                sys.exit(f"pack mismatch {tag} {shape} {np.dtype(dt)}")
-            if layout.unpack(packed, shape).tobytes() != x.tobytes():
-                sys.exit(f"unpack mismatch {tag} {shape} {np.dtype(dt)}")
+# Destination rows 4 KiB apart (2048 channels of 2 bytes) over 4096 rows too.
+cases = [(shape, dt) for shape in SHAPES for dt in (np.uint16, np.float32, np.float64)]
+for shape, dt in cases + [((1, 2048, 64, 64), np.uint16)]:
+    x = rng.integers(0, 60000, shape).astype(dt)
+    for tag in ("NHWC", "NHWC8c"):
+        layout = lk.Layout(tag, dims="NCHW")
+        packed = layout.pack(x, pad_value=9)
+        if packed.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=9).tobytes():
+            sys.exit(f"pack mismatch {tag} {shape} {np.dtype(dt)}")
+        if layout.unpack(packed, shape).tobytes() != x.tobytes():
+            sys.exit(f"unpack mismatch {tag} {shape} {np.dtype(dt)}")
 """
 
 
