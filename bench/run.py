@@ -347,6 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     env["LAYOUTKIT_NUM_THREADS"] = "1"
     if extra_path:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (extra_path, env.get("PYTHONPATH")) if p)
+    if args.json:
+        # Before the run, not after it: a fresh checkout has no bench/results/.
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     wl = [w.as_dict() for w in workloads(args.quick, args.only)]
     t0 = time.perf_counter()
     mode_name = "quick" if args.quick else "full"
