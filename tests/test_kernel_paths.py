@@ -280,9 +280,10 @@ def test_long_lane_orders_match(tmp_path, order):
 )
 def test_transposes_of_short_planes(shape, dtype):
     """Planes under 4096 pixels take the direct tiles too: destination rows a
-    multiple of 4 KiB apart (2048 channels of float16, 1024 of float32, 512 of
-    float64) go in strips of single 16-byte tiles; lane groups past 64 and
-    ragged rows exercise the edges. Both directions."""
+    multiple of 4 KiB apart (1024 channels of float32, 512 of float64) go in
+    strips of single 16-byte tiles, while 2-byte elements with lanes or rows
+    4 KiB apart (2048 channels of uint16, either direction) stay on the staged
+    loops; lane groups past 64 and ragged rows exercise the edges."""
     x = _data(shape, dtype, seed=shape[1])
     nhwc = lk.Layout("NHWC", dims="NCHW")
     packed = nhwc.pack(x)
