@@ -274,6 +274,26 @@ def test_long_lane_orders_match(tmp_path, order):
     assert result.returncode == 0, result.stderr + result.stdout
 
 
+@pytest.mark.parametrize("offset", [0, 16, 40])
+@pytest.mark.parametrize(
+    ("shape", "dtype"), [((1, 64, 256, 256), np.uint8), ((1, 64, 200, 328), np.uint16)], ids=str
+)
+def test_streamed_row_runs(shape, dtype, offset):
+    """NHWC -> NCHW of 64 channels with 4 MiB+ of output writes its row runs
+    with streaming stores, once the first lanes (by tiles) have brought the
+    runs to whole lines: outputs 0, 16 and 40 bytes past a line; a lane count
+    that is not a whole number of runs (65600 of 2 bytes) leaves a tail.
+    Nothing outside the output is written."""
+    x = _data(shape, dtype, seed=offset)
+    nhwc = lk.Layout("NHWC", dims="NCHW")
+    packed = nhwc.pack(x)
+    raw, start, out = _output_at(shape, dtype, offset)
+    got = lk.convert(packed, shape, nhwc, "NCHW", out=out)
+    assert got.tobytes() == x.tobytes()
+    n = out.nbytes
+    assert not raw[:start].any() and not raw[start + n :].any()
+
+
 @pytest.mark.parametrize("dtype", [np.uint16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize(
     "shape", [(1, 2048, 7, 7), (1, 1024, 9, 5), (2, 512, 7, 9), (1, 264, 17, 19), (1, 72, 3, 11)]
@@ -326,10 +346,10 @@ def test_crouton_boxes_of_short_rows(preset, c, dtype):
 
 
 def _output_at(shape, dtype, offset):
-    """A zeroed buffer and an array of ``shape`` in it, ``offset`` bytes after a
-    64-byte boundary: (buffer, start byte, array)."""
+    """A zeroed buffer and an array of ``shape`` in it, ``offset`` (< 64) bytes
+    after a 64-byte boundary: (buffer, start byte, array)."""
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    raw = np.zeros(nbytes + 64, np.uint8)
+    raw = np.zeros(nbytes + 128, np.uint8)
     start = (-raw.ctypes.data) % 64 + offset
     return raw, start, raw[start : start + nbytes].view(dtype).reshape(shape)
 
