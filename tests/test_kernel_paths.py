@@ -248,7 +248,8 @@ from reference import ref_pack
 rng = np.random.default_rng(2)
 # Destination rows 4 KiB apart (2048 channels of 2 bytes) over 4096 rows too.
 cases = [(shape, dt) for shape in SHAPES for dt in (np.uint16, np.float32, np.float64)]
-for shape, dt in cases + [((1, 2048, 64, 64), np.uint16)]:
+# 4 MiB+ of 64 channels of 2 bytes: the staged and streamed transpose (AMD).
+for shape, dt in cases + [((1, 2048, 64, 64), np.uint16), ((1, 64, 127, 259), np.uint16)]:
     x = rng.integers(0, 60000, shape).astype(dt)
     for tag in ("NHWC", "NHWC8c"):
         layout = lk.Layout(tag, dims="NCHW")
@@ -272,6 +273,22 @@ def test_long_lane_orders_match(tmp_path, order):
     )
     result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("offset", [0, 16, 32, 48])
+@pytest.mark.parametrize("shape", [(1, 64, 127, 259), (1, 48, 171, 257), (1, 32, 256, 257)])
+def test_staged_and_streamed_long_lanes(shape, offset):
+    """NCHW -> NHWC of 32-64 channels of 2 bytes into 4 MiB+ (on AMD: staged in
+    L1 and streamed out): outputs 0-48 bytes past a line, so that the streamed
+    32-byte chunks straddle rows; rows past the last whole block and past the
+    last tile. Nothing outside the output is written."""
+    x = _data(shape, np.uint16, seed=offset + shape[1])
+    nhwc = lk.Layout("NHWC", dims="NCHW")
+    out_shape = (shape[0], shape[2], shape[3], shape[1])
+    raw, start, out = _output_at(out_shape, np.uint16, offset)
+    got = lk.convert(x, shape, "NCHW", nhwc, out=out)
+    assert got.tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
 
 
 @pytest.mark.parametrize("offset", [0, 16, 40])
