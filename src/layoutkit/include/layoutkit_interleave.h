@@ -851,15 +851,23 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream16_av
  * lanes left (all lanes of 2-byte elements). Rows a multiple of 2n. */
 __attribute__((target("avx2"))) static inline void lk_tile_block(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane, ptrdiff_t i,
-    ptrdiff_t iend, ptrdiff_t j0, ptrdiff_t j1, int es, int n) {
+    ptrdiff_t iend, ptrdiff_t j0, ptrdiff_t j1, int es, int n, int prefetch) {
     ptrdiff_t wide = 32 / es, wide_rows = 16 / es, step = 2 * (ptrdiff_t)n;
     ptrdiff_t jw = j0 + (es >= 4 ? (j1 - j0) / wide * wide : 0);
-    for (ptrdiff_t j = j0; j < jw; j += wide)
-        for (ptrdiff_t ii = i; ii < iend; ii += wide_rows)
+    for (ptrdiff_t j = j0; j < jw; j += wide) {
+        const char *next = prefetch && j + wide < jw ? src + (j + wide) * slane : NULL;
+        for (ptrdiff_t ii = i; ii < iend; ii += wide_rows) {
+            if (next && (ii - i) * es % 64 == 0) lk_prefetch_runs(next + ii * es, slane, wide, 64);
             lk_tilew(dst + ii * drow + j * es, drow, src + j * slane + ii * es, slane, es);
-    for (ptrdiff_t j = jw; j < j1; j += n)
-        for (ptrdiff_t ii = i; ii < iend; ii += step)
+        }
+    }
+    for (ptrdiff_t j = jw; j < j1; j += n) {
+        const char *next = prefetch && j + n < j1 ? src + (j + n) * slane : NULL;
+        for (ptrdiff_t ii = i; ii < iend; ii += step) {
+            if (next && (ii - i) * es % 64 == 0) lk_prefetch_runs(next + ii * es, slane, n, 64);
             lk_tile2(dst + ii * drow + j * es, drow, src + j * slane + ii * es, slane, es);
+        }
+    }
 }
 
 /* Double tiles loaded straight from the lanes (2-, 4- and 8-byte elements; and
@@ -906,7 +914,7 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
             ptrdiff_t iend = i + rows_per_block < full_rows ? i + rows_per_block : full_rows;
             for (ptrdiff_t jg = 0; jg < full_lanes; jg += group)
                 lk_tile_block(dst, drow, src, slane, i, iend, jg,
-                              jg + group < full_lanes ? jg + group : full_lanes, es, n);
+                              jg + group < full_lanes ? jg + group : full_lanes, es, n, 1);
         }
         return;
     }
@@ -936,7 +944,7 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
             }
             for (ptrdiff_t i = i0; i < i1; i += strip)
                 lk_tile_block(dst, drow, src, slane, i, i + strip <= i1 ? i + strip : i1, jg,
-                              jend, es, n);
+                              jend, es, n, 0);
         }
     }
 }
