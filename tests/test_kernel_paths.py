@@ -276,16 +276,27 @@ def test_long_lane_orders_match(tmp_path, order):
 
 
 @pytest.mark.parametrize("offset", [0, 16, 32, 48])
-@pytest.mark.parametrize("shape", [(1, 64, 127, 259), (1, 48, 171, 257), (1, 32, 256, 257)])
-def test_staged_and_streamed_long_lanes(shape, offset):
-    """NCHW -> NHWC of 32-64 channels of 2 bytes into 4 MiB+ (on AMD: staged in
-    L1 and streamed out): outputs 0-48 bytes past a line, so that the streamed
-    32-byte chunks straddle rows; rows past the last whole block and past the
-    last tile. Nothing outside the output is written."""
-    x = _data(shape, np.uint16, seed=offset + shape[1])
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [
+        ((1, 64, 127, 259), np.uint16),
+        ((1, 48, 171, 257), np.uint16),
+        ((1, 32, 256, 257), np.uint16),
+        ((1, 64, 127, 131), np.float32),
+        ((1, 40, 160, 257), np.float32),
+        ((1, 32, 128, 259), np.float32),
+    ],
+    ids=str,
+)
+def test_staged_and_streamed_long_lanes(shape, dtype, offset):
+    """NCHW -> NHWC of 32-64 channels of 2 and 4 bytes into 4 MiB+ (on AMD:
+    staged in L1 and streamed out): outputs 0-48 bytes past a line, so that the
+    streamed 32-byte chunks straddle rows; rows past the last whole block and
+    past the last tile. Nothing outside the output is written."""
+    x = _data(shape, dtype, seed=offset + shape[1])
     nhwc = lk.Layout("NHWC", dims="NCHW")
     out_shape = (shape[0], shape[2], shape[3], shape[1])
-    raw, start, out = _output_at(out_shape, np.uint16, offset)
+    raw, start, out = _output_at(out_shape, dtype, offset)
     got = lk.convert(x, shape, "NCHW", nhwc, out=out)
     assert got.tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
