@@ -282,6 +282,7 @@ def test_long_lane_orders_match(tmp_path, order):
         ((1, 64, 127, 259), np.uint16),
         ((1, 48, 171, 257), np.uint16),
         ((1, 32, 256, 257), np.uint16),
+        ((1, 16, 256, 257), np.uint16),
         ((1, 64, 127, 131), np.float32),
         ((1, 40, 160, 257), np.float32),
         ((1, 32, 128, 259), np.float32),
@@ -289,7 +290,7 @@ def test_long_lane_orders_match(tmp_path, order):
     ids=str,
 )
 def test_staged_and_streamed_long_lanes(shape, dtype, offset):
-    """NCHW -> NHWC of 32-64 channels of 2 and 4 bytes into 4 MiB+ (on AMD:
+    """NCHW -> NHWC of 16-64 channels of 2 and 4 bytes into 2-4 MiB+ (on AMD:
     staged in L1 and streamed out): outputs 0-48 bytes past a line, so that the
     streamed 32-byte chunks straddle rows; rows past the last whole block and
     past the last tile. Nothing outside the output is written."""

@@ -763,15 +763,16 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
 }
 
 /*
- * Long lanes of 2-byte elements into 4 MiB+ of contiguous destination rows of
- * 32-64 lanes, on AMD (NCHW -> NHWC / kHWC8 float16 of 64 channels): blocks
+ * Long lanes of 2-byte elements into 2 MiB+ of contiguous destination rows of
+ * 16-64 lanes, on AMD (NCHW -> NHWC / kHWC8 float16 of 64 channels): blocks
  * of rows (16 KiB of output) are transposed into an L1 staging buffer a group
  * of 8 lanes at a time, each lane read in a run of the block's rows, then
  * streamed out 32 bytes at a time in destination order. Against the columns
  * below, whose destination lines fill in four 16-byte pieces in L2 and are
  * write-allocated first: 64 x 65536 float16 0.55-0.6x the time (C harness on
  * numpy arrays, Zen 4; the output 0 or 16 bytes into a line alike), 32 x
- * 65536 0.76x; for 16 lanes (2 MiB) it measured slower. numpy's outputs sit
+ * 65536 0.76x; 16 lanes (2 MiB), once prefetched, 0.84x (NCHW16c float16 of
+ * 1x64x256x256, compare_builds.py). numpy's outputs sit
  * 16 bytes into a line, so the 32-byte chunks then straddle pieces of
  * neighbouring groups or rows: the first piece is stored through the cache,
  * and each row's last piece waits in `prev` for the next row's first.
@@ -935,8 +936,8 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     if (group < n) return;
     if (full_rows >= 4096 && lk_long_lanes_by_columns()) {
         ptrdiff_t done = 0;
-        if (es == 2 && drow == full_lanes * 2 && full_lanes % 16 == 0 && full_lanes >= 32 &&
-            full_lanes <= 64 && full_rows * drow >= ((ptrdiff_t)4 << 20) &&
+        if (es == 2 && drow == full_lanes * 2 && full_lanes % 16 == 0 && full_lanes <= 64 &&
+            full_rows * drow >= ((ptrdiff_t)2 << 20) &&
             (uintptr_t)dst % 16 == 0)
             done = lk_transpose_staged_stream16_avx2(dst, drow, src, slane, full_rows, full_lanes);
         if (es == 4 && drow == full_lanes * 4 && full_lanes % 8 == 0 && full_lanes >= 32 &&
