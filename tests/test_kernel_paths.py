@@ -691,3 +691,28 @@ def test_small_outputs_padded_in_two_dims(store_mode, dtype, tag, shape, left, t
     want = ref_pack(x, tag, dims="NHWC", pad_value=pad, left_pad=left_pad)
     assert got.tobytes() == want.tobytes()
     assert layout.unpack(got, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("tag", "dtype"),
+    [
+        ("NHWC8h8w16c", np.uint8),  # runs of 16 bytes
+        ("NHWC8h8w32c", np.uint8),  # 32
+        ("NHWC8h8w32c", np.float16),  # 64
+        ("NHWC8h8w32c", np.float32),  # 128
+        ("NHWC8h8w32c", np.float64),  # 256: not a run size of the grid loop
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("shape", [(1, 16, 24, 64), (2, 13, 19, 96), (1, 8, 8, 32)])
+def test_crouton_run_grids(tag, dtype, shape):
+    """Croutons of whole channel blocks: every pixel is a few whole runs of
+    16-128 bytes, copied two levels at a time (runs of a pixel, pixels of a
+    block row) with the run's size a constant; H and W padded to the block in
+    the second shape; one block, one run a pixel in the third. Both ways,
+    against the numpy reference, padding included."""
+    layout = lk.Layout(tag, dims="NHWC")
+    x = _data(shape, dtype, seed=shape[1])
+    want = ref_pack(x, tag, dims="NHWC", pad_value=3)
+    assert layout.pack(x, pad_value=3).tobytes() == want.tobytes()
+    assert layout.unpack(want, shape).tobytes() == x.tobytes()
