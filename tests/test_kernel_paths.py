@@ -305,7 +305,14 @@ def test_staged_and_streamed_long_lanes(shape, dtype, offset):
 
 @pytest.mark.parametrize("offset", [0, 16, 40])
 @pytest.mark.parametrize(
-    ("shape", "dtype"), [((1, 64, 256, 256), np.uint8), ((1, 64, 200, 328), np.uint16)], ids=str
+    ("shape", "dtype"),
+    [
+        ((1, 64, 256, 256), np.uint8),
+        ((1, 64, 200, 328), np.uint16),
+        ((1, 64, 128, 160), np.float32),
+        ((1, 128, 96, 100), np.float32),
+    ],
+    ids=str,
 )
 def test_streamed_row_runs(shape, dtype, offset):
     """NHWC -> NCHW of 64 channels with 4 MiB+ of output writes its row runs

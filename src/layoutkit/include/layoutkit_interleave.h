@@ -1016,14 +1016,14 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
     char stage[64 * LK_ROWRUN_BYTES] __attribute__((aligned(64)));
     ptrdiff_t wide = 32 / es, wide_rows = 16 / es;
     ptrdiff_t run = LK_ROWRUN_BYTES / es, done = lanes - lanes % run;
-    /* Runs of 1- and 2-byte elements into 4 MiB+ of destination rows go out
-     * with streaming stores: each run is whole lines, and write-allocating
-     * them fetches a line of up to 64 rows in turn, which sit in one L2 set
-     * when the rows are 64-128 KiB apart (NHWC -> NCHW of 64 channels of
-     * 256x256 on Zen 4, compare_builds.py: uint8 0.67x the time, float16
-     * 0.52x; float32 1.0-1.15x, so not for 4-byte elements; not below 4 MiB,
-     * where the output is better left in cache for its reader). */
-    int stream = es <= 2 && rows * drow >= ((ptrdiff_t)4 << 20) && drow % 64 == 0 &&
+    /* Runs into 4 MiB+ of destination rows go out with streaming stores:
+     * each run is whole lines, and write-allocating them fetches a line of up
+     * to 64 rows in turn, which sit in one L2 set when the rows are 64-256 KiB
+     * apart (NHWC -> NCHW of 64 channels of 256x256 on Zen 4,
+     * compare_builds.py: uint8 0.67x the time, float16 0.52x, float32 0.9x;
+     * not below 4 MiB, where the output is better left in cache for its
+     * reader). */
+    int stream = rows * drow >= ((ptrdiff_t)4 << 20) && drow % 64 == 0 &&
                  (uintptr_t)dst % 64 == 0;
     for (ptrdiff_t j0 = 0; j0 < done; j0 += run)
         for (ptrdiff_t i0 = 0; i0 < rows; i0 += 64) {
@@ -1477,13 +1477,14 @@ static inline int lk_rowruns_fit(ptrdiff_t drow, ptrdiff_t rows, ptrdiff_t lanes
  * for the prefetchers (NCHW -> NHWC float32 1x64x256x256: 1.7 against 5.3 ms);
  * the row-run kernel below already writes whole 256-byte runs of each row
  * (NHWC -> NCHW of 256 channels, 8x256x56x56, float16 and float32: 0.75x the
- * time; for 64 channels it measured no better than staging). */
+ * time; of 64 channels, 1x64x256x256, once the runs streamed: float32 0.9x,
+ * and with streaming forced float16 0.85x, uint8 0.7x). */
 static inline int lk_transpose_beats_staging(ptrdiff_t drow, ptrdiff_t rows, ptrdiff_t lanes,
                                              int es) {
 #ifdef LK_HAVE_AVX2_TILES
     if (lk_simd() != 0 && lk_tile_lanes(es) && lk_avx2()) {
         if (rows >= 4096 && lanes >= 64) return 1;
-        if (rows > 64 && lk_rowruns_fit(drow, rows, lanes, es)) return 1;
+        if (rows >= 64 && lk_rowruns_fit(drow, rows, lanes, es)) return 1;
     }
 #endif
     (void)drow; (void)rows; (void)lanes; (void)es;
