@@ -239,6 +239,19 @@ def test_long_lane_transposes(shape, dtype):
         assert layout.unpack(packed, shape).tobytes() == x.tobytes()
 
 
+@pytest.mark.parametrize("shape", [(2, 64, 40, 41), (1, 32, 56, 56), (1, 96, 33, 40)])
+def test_byte_lanes_of_medium_planes(shape):
+    """Bytes in planes of 1024-4096 pixels with 32+ lanes take the pipelined
+    32-lane tiles (NCHW32c / kCHW32 of 32-channel blocks, NHWC of 96): whole
+    256-row units, then the rows after the last unit."""
+    x = _data(shape, np.uint8, seed=shape[3])
+    for tag in ("NCHW32c", "NHWC"):
+        layout = lk.Layout(tag, dims="NCHW")
+        packed = layout.pack(x, pad_value=9)
+        assert packed.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=9).tobytes()
+        assert layout.unpack(packed, shape).tobytes() == x.tobytes()
+
+
 LONG_LANE_CHECK = """
 import sys
 import numpy as np

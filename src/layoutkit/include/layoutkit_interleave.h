@@ -1521,14 +1521,16 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         ptrdiff_t full_lanes = lanes - lanes % n;
 #ifdef LK_HAVE_AVX2_TILES
         /* Bytes: only long lanes (the staged loops below measured faster on
-         * short ones); wider elements from two tiles of rows on, except
+         * short ones), from 1024 rows for 32+ lanes (kCHW32 / NCHW32c int8 of
+         * 8x256x56x56, 32 lanes of 3136 rows: 0.8x the time of the staged
+         * loops on Zen 4); wider elements from two tiles of rows on, except
          * 2-byte elements under 4096 rows whose lanes or destination rows are
          * a multiple of 4 KiB apart, where the staged loops keep within L1's
          * ways (Zen 4, float16 NCHW <-> NHWC of 1x2048x7x7: 0.55-0.75x the
          * time of the direct tiles; float32 is the other way round). */
         int short_aliased = es == 2 && rows < 4096 && (drow % 4096 == 0 || slane % 4096 == 0);
         if (lk_avx2() && full_lanes >= n && !short_aliased &&
-            (es != 1 ? rows >= 2 * n : rows >= 4096 || (rows >= 1024 && full_lanes > 32))) {
+            (es != 1 ? rows >= 2 * n : rows >= 4096 || (rows >= 1024 && full_lanes >= 32))) {
             ptrdiff_t done;
             full_rows = rows - rows % (2 * n);
             /* Byte tiles read 16 lanes in lockstep, more than L1's 8 ways. */
