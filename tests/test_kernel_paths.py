@@ -299,11 +299,13 @@ def test_long_lane_orders_match(tmp_path, order):
         ((1, 64, 127, 131), np.float32),
         ((1, 40, 160, 257), np.float32),
         ((1, 32, 128, 259), np.float32),
+        ((1, 16, 128, 257), np.float32),
+        ((1, 8, 256, 257), np.float32),
     ],
     ids=str,
 )
 def test_staged_and_streamed_long_lanes(shape, dtype, offset):
-    """NCHW -> NHWC of 16-64 channels of 2 and 4 bytes into 2-4 MiB+ (on AMD:
+    """NCHW -> NHWC of 8-64 channels of 2 and 4 bytes into 2 MiB+ (on AMD:
     staged in L1 and streamed out): outputs 0-48 bytes past a line, so that the
     streamed 32-byte chunks straddle rows; rows past the last whole block and
     past the last tile. Nothing outside the output is written."""

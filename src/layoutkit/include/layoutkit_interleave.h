@@ -848,13 +848,15 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream16_av
 }
 
 /* The staged-and-streamed transpose above for 4-byte elements (NCHW -> NHWC /
- * NCHW32c / kCHW32 float32 of 32-64 channels): a group of 8 lanes gives each
+ * NCHW8c-32c / kCHW32 float32 of 8-64 channels): a group of 8 lanes gives each
  * staged row a 32-byte piece, by wide tiles; pieces go out in destination
  * order, and when the output is 16 bytes into a chunk, each chunk is the high
  * half of one piece and the low half of the next. Against the columns of wide
  * tiles (compare_builds.py, Zen 4, 1x64x256x256): NCHW -> NHWC 0.48x the
  * time, NCHW32c 0.70x, kCHW32 0.79x; in an L3-warm loop 0.5x. (Without the
- * prefetch, an earlier version measured no faster than the columns.) */
+ * prefetch, an earlier version measured no faster than the columns.) 8 and 16
+ * lanes (2 MiB a block of channels: NCHW8c, NCHW16c) measured the same from
+ * memory and 0.75-0.9x the time when the input is partly in L3. */
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream32_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t rows, ptrdiff_t lanes) {
@@ -940,8 +942,8 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
             full_rows * drow >= ((ptrdiff_t)2 << 20) &&
             (uintptr_t)dst % 16 == 0)
             done = lk_transpose_staged_stream16_avx2(dst, drow, src, slane, full_rows, full_lanes);
-        if (es == 4 && drow == full_lanes * 4 && full_lanes % 8 == 0 && full_lanes >= 32 &&
-            full_lanes <= 64 && full_rows * drow >= ((ptrdiff_t)4 << 20) &&
+        if (es == 4 && drow == full_lanes * 4 && full_lanes % 8 == 0 && full_lanes <= 64 &&
+            full_rows * drow >= ((ptrdiff_t)2 << 20) &&
             (uintptr_t)dst % 16 == 0)
             done = lk_transpose_staged_stream32_avx2(dst, drow, src, slane, full_rows, full_lanes);
         dst += done * drow;
