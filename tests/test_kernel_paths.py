@@ -326,6 +326,7 @@ def test_staged_and_streamed_long_lanes(shape, dtype, offset):
         ((1, 64, 200, 328), np.uint16),
         ((1, 64, 128, 160), np.float32),
         ((1, 128, 96, 100), np.float32),
+        ((5, 128, 64, 64), np.float16),  # 1 MiB an image, 10 MiB in all
     ],
     ids=str,
 )

@@ -138,6 +138,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_stream_copy(char* dst, const char* src, size_t n)
     void lk_stream_fence()
     int lk_stream_native()
+    void lk_set_footprint_hint(Py_ssize_t nbytes)
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_prefetch_t0(const char* p)
     Py_ssize_t lk_interleave3_pad32(char* out, const void* const* lanes, Py_ssize_t m,
@@ -1967,10 +1968,12 @@ cdef class RepackPlan:
                 lk_stream_fence()
 
     cdef int _stream_mode(self):
+        # Called as a run starts: also tells the kernels how large the run is.
+        cdef Py_ssize_t footprint = self.base.below[0] * (self.esize + self.src_esize)
+        lk_set_footprint_hint(footprint)
         if stream_min_bytes == 0:
             return 2
-        if (lk_stream_native() != 0 and stream_min_bytes > 0
-                and self.base.below[0] * (self.esize + self.src_esize) >= stream_min_bytes):
+        if lk_stream_native() != 0 and stream_min_bytes > 0 and footprint >= stream_min_bytes:
             return 1
         return 0
 

@@ -999,6 +999,14 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
 }
 #endif
 
+/* Bytes read plus written by the operation now running (its plan sets this
+ * before walking; 0 when unknown), so that a kernel handed one slice of a
+ * batch can tell a large operation from a small one when it chooses
+ * streaming stores. A hint only: streamed or not, the bytes are the same. */
+static ptrdiff_t lk_footprint_hint = 0;
+
+static inline void lk_set_footprint_hint(ptrdiff_t bytes) { lk_footprint_hint = bytes; }
+
 #ifdef LK_HAVE_AVX2_TILES
 /*
  * Few rows far apart, many short lanes (NHWC -> NCHW of 32-256 channels: a row
@@ -1012,6 +1020,7 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
  */
 #define LK_ROWRUN_BYTES 256
 
+
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t rows, ptrdiff_t lanes, int es) {
@@ -1022,11 +1031,15 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
      * each run is whole lines, and write-allocating them fetches a line of up
      * to 64 rows in turn, which sit in one L2 set when the rows are 64-256 KiB
      * apart (NHWC -> NCHW of 64 channels of 256x256 on Zen 4,
-     * compare_builds.py: uint8 0.67x the time, float16 0.52x, float32 0.9x;
-     * not below 4 MiB, where the output is better left in cache for its
-     * reader). */
-    int stream = rows * drow >= ((ptrdiff_t)4 << 20) && drow % 64 == 0 &&
-                 (uintptr_t)dst % 64 == 0;
+     * compare_builds.py: uint8 0.67x the time, float16 0.52x, float32 0.9x).
+     * Also from 1 MiB a call when the whole operation moves 8 MiB+ (a batch:
+     * NHWC -> NCHW 8x256x56x56, 1.6 MB an image, float16 0.63x the time,
+     * float32 0.65x). Not for smaller operations, whose output is better left
+     * in cache for its reader (2x256x56x56 float16 measured 1.05x). */
+    ptrdiff_t out_bytes = rows * drow;
+    int stream = (out_bytes >= ((ptrdiff_t)4 << 20) ||
+                  (out_bytes >= ((ptrdiff_t)1 << 20) && lk_footprint_hint >= ((ptrdiff_t)8 << 20))) &&
+                 drow % 64 == 0 && (uintptr_t)dst % 64 == 0;
     for (ptrdiff_t j0 = 0; j0 < done; j0 += run)
         for (ptrdiff_t i0 = 0; i0 < rows; i0 += 64) {
             ptrdiff_t nr = rows - i0 < 64 ? rows - i0 : 64;
