@@ -318,6 +318,23 @@ def test_staged_and_streamed_long_lanes(shape, dtype, offset):
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
 
 
+@pytest.mark.parametrize("offset", [0, 16, 32, 48])
+@pytest.mark.parametrize(
+    ("shape", "dtype"), [((12, 64, 56, 56), np.float16), ((6, 64, 56, 57), np.float32)], ids=str
+)
+def test_staged_and_streamed_blocks_of_a_batch(shape, dtype, offset):
+    """NCHW -> NCHW32c of a batch of 8 MiB+ whose blocks of 32 channels are
+    128-400 KB each (on AMD: staged and streamed, the plan's footprint telling
+    the kernel the whole is large): rows past the last whole staging block,
+    outputs 0-48 bytes past a line. Nothing outside the output is written."""
+    x = _data(shape, dtype, seed=offset + shape[0])
+    layout = lk.Layout("NCHW32c", dims="NCHW")
+    raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
+    got = layout.pack(x, out=out)
+    assert got.tobytes() == ref_pack(x, "NCHW32c", dims="NCHW").tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
 @pytest.mark.parametrize("offset", [0, 16, 40])
 @pytest.mark.parametrize(
     ("shape", "dtype"),

@@ -220,6 +220,14 @@ static inline int lk_simd(void) {
     return lk_simd_level;
 }
 
+/* Bytes read plus written by the operation now running (its plan sets this
+ * before walking; 0 when unknown), so that a kernel handed one slice of a
+ * batch can tell a large operation from a small one when it chooses
+ * streaming stores. A hint only: streamed or not, the bytes are the same. */
+static ptrdiff_t lk_footprint_hint = 0;
+
+static inline void lk_set_footprint_hint(ptrdiff_t bytes) { lk_footprint_hint = bytes; }
+
 /* Whether long lanes (4096+ rows) are transposed a column of tiles at a time
  * (1) or in strips of rows across each group of lanes (0); see
  * lk_transpose_direct_avx2. By CPU maker, as measured: AMD's Zen 3 and Zen 4
@@ -936,19 +944,24 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     ptrdiff_t strip = es >= 4 ? 64 / es : step;
     group = group / n * n;
     if (group < n) return;
-    if (full_rows >= 4096 && lk_long_lanes_by_columns()) {
+    /* Staged and streamed (AMD): 2 MiB+ of output, or 128 KiB+ within an
+     * operation of 8 MiB+ (NCHW32c / kCHW32 of 8x256x56x56, 200-400 KB a
+     * block of 32 channels: float16 0.65-0.7x the time, float32 0.6x in
+     * compare_builds.py on Zen 4). */
+    if (lk_long_lanes_by_columns() && (uintptr_t)dst % 16 == 0 &&
+        (full_rows * drow >= ((ptrdiff_t)2 << 20) ||
+         (full_rows * drow >= ((ptrdiff_t)128 << 10) &&
+          lk_footprint_hint >= ((ptrdiff_t)8 << 20)))) {
         ptrdiff_t done = 0;
-        if (es == 2 && drow == full_lanes * 2 && full_lanes % 16 == 0 && full_lanes <= 64 &&
-            full_rows * drow >= ((ptrdiff_t)2 << 20) &&
-            (uintptr_t)dst % 16 == 0)
+        if (es == 2 && drow == full_lanes * 2 && full_lanes % 16 == 0 && full_lanes <= 64)
             done = lk_transpose_staged_stream16_avx2(dst, drow, src, slane, full_rows, full_lanes);
-        if (es == 4 && drow == full_lanes * 4 && full_lanes % 8 == 0 && full_lanes <= 64 &&
-            full_rows * drow >= ((ptrdiff_t)2 << 20) &&
-            (uintptr_t)dst % 16 == 0)
+        if (es == 4 && drow == full_lanes * 4 && full_lanes % 8 == 0 && full_lanes <= 64)
             done = lk_transpose_staged_stream32_avx2(dst, drow, src, slane, full_rows, full_lanes);
         dst += done * drow;
         src += done * es;
         full_rows -= done;
+    }
+    if (full_rows >= 4096 && lk_long_lanes_by_columns()) {
         /* Zen: a strip reads a line or half a line of every lane in the group,
          * 64 lines in flight where L1 and L2 have 8 ways (numpy's large arrays
          * sit in huge pages, so lanes a power of two apart share sets, and 16
@@ -998,14 +1011,6 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     }
 }
 #endif
-
-/* Bytes read plus written by the operation now running (its plan sets this
- * before walking; 0 when unknown), so that a kernel handed one slice of a
- * batch can tell a large operation from a small one when it chooses
- * streaming stores. A hint only: streamed or not, the bytes are the same. */
-static ptrdiff_t lk_footprint_hint = 0;
-
-static inline void lk_set_footprint_hint(ptrdiff_t bytes) { lk_footprint_hint = bytes; }
 
 #ifdef LK_HAVE_AVX2_TILES
 /*
