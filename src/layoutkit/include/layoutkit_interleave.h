@@ -770,6 +770,17 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
     return rows;
 }
 
+/* Asks for runs of `bytes` at s in `lanes` lanes slane apart into L2. Lanes
+ * read a few lines at a time, many lanes at once, are more streams than the
+ * hardware prefetchers follow: from memory (the bench suite, where the copy
+ * yardstick evicts the input between calls) NCHW -> kHWC8 float16
+ * 1x64x256x256 took 1080 us without this and 500 us with it, fetching two
+ * blocks ahead (Zen 4; four ahead the same, into L1 1.6x slower). */
+static inline void lk_prefetch_runs(const char *s, ptrdiff_t slane, int lanes, ptrdiff_t bytes) {
+    for (int k = 0; k < lanes; k++)
+        for (ptrdiff_t o = 0; o < bytes; o += 64) _mm_prefetch(s + k * slane + o, _MM_HINT_T1);
+}
+
 /*
  * Long lanes of 2-byte elements into 2 MiB+ of contiguous destination rows of
  * 16-64 lanes, on AMD (NCHW -> NHWC / kHWC8 float16 of 64 channels): blocks
@@ -786,17 +797,6 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
  * and each row's last piece waits in `prev` for the next row's first.
  * Returns the rows done (whole blocks); fences its streaming stores.
  */
-/* Asks for runs of `bytes` at s in `lanes` lanes slane apart into L2. Lanes
- * read a few lines at a time, many lanes at once, are more streams than the
- * hardware prefetchers follow: from memory (the bench suite, where the copy
- * yardstick evicts the input between calls) NCHW -> kHWC8 float16
- * 1x64x256x256 took 1080 us without this and 500 us with it, fetching two
- * blocks ahead (Zen 4; four ahead the same, into L1 1.6x slower). */
-static inline void lk_prefetch_runs(const char *s, ptrdiff_t slane, int lanes, ptrdiff_t bytes) {
-    for (int k = 0; k < lanes; k++)
-        for (ptrdiff_t o = 0; o < bytes; o += 64) _mm_prefetch(s + k * slane + o, _MM_HINT_T1);
-}
-
 /* Streams the low halves of a and b as 32 bytes at d, their high halves at d2. */
 __attribute__((target("avx2"))) static inline void lk_stream_halves(char *d, char *d2, __m256i a,
                                                                    __m256i b) {
@@ -1024,7 +1024,6 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
  * Needs rows a multiple of the tile's rows (32 / es); returns the lanes done.
  */
 #define LK_ROWRUN_BYTES 256
-
 
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
