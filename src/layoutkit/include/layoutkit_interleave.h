@@ -721,6 +721,17 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
     return rows;
 }
 
+/* Asks for runs of `bytes` at s in `lanes` lanes slane apart into L2. Lanes
+ * read a few lines at a time, many lanes at once, are more streams than the
+ * hardware prefetchers follow: from memory (the bench suite, where the copy
+ * yardstick evicts the input between calls) NCHW -> kHWC8 float16
+ * 1x64x256x256 took 1080 us without this and 500 us with it, fetching two
+ * blocks ahead (Zen 4; four ahead the same, into L1 1.6x slower). */
+static inline void lk_prefetch_runs(const char *s, ptrdiff_t slane, int lanes, ptrdiff_t bytes) {
+    for (int k = 0; k < lanes; k++)
+        for (ptrdiff_t o = 0; o < bytes; o += 64) _mm_prefetch(s + k * slane + o, _MM_HINT_T1);
+}
+
 /*
  * The chunked byte transpose above for groups of exactly 32 lanes (NCHW32c,
  * kCHW32, NHWC of 64 channels), software-pipelined: while the tiles transpose
@@ -739,6 +750,11 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
     ptrdiff_t rows = full_rows - full_rows % LK_PIPE_BYTES;
     ptrdiff_t groups = full_lanes / 32, units = rows / LK_PIPE_BYTES * groups;
     if (units == 0) return 0;
+    /* Chunks 1 and 2 of the first group, which the loop's own prefetches
+     * (two chunks on) do not reach: 64 calls of 32 x 3136 bytes for kCHW32
+     * int8 8x256x56x56, 0.9-0.95x the time (compare_builds.py, Zen 4). */
+    for (ptrdiff_t c = 1; c <= 2 && (c + 1) * LK_PIPE_BYTES <= rows; c++)
+        lk_prefetch_runs(src + c * LK_PIPE_BYTES, slane, 32, LK_PIPE_BYTES);
     for (int k = 0; k < 32; k++)
         lk_stage_lane(stage[0] + k * LK_PIPE_BYTES, src + k * slane, LK_PIPE_BYTES);
     /* Unit u: rows (u / groups) * 256, lanes (u % groups) * 32; rows outer, so
@@ -768,17 +784,6 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
         }
     }
     return rows;
-}
-
-/* Asks for runs of `bytes` at s in `lanes` lanes slane apart into L2. Lanes
- * read a few lines at a time, many lanes at once, are more streams than the
- * hardware prefetchers follow: from memory (the bench suite, where the copy
- * yardstick evicts the input between calls) NCHW -> kHWC8 float16
- * 1x64x256x256 took 1080 us without this and 500 us with it, fetching two
- * blocks ahead (Zen 4; four ahead the same, into L1 1.6x slower). */
-static inline void lk_prefetch_runs(const char *s, ptrdiff_t slane, int lanes, ptrdiff_t bytes) {
-    for (int k = 0; k < lanes; k++)
-        for (ptrdiff_t o = 0; o < bytes; o += 64) _mm_prefetch(s + k * slane + o, _MM_HINT_T1);
 }
 
 /*
