@@ -320,18 +320,28 @@ def test_staged_and_streamed_long_lanes(shape, dtype, offset):
 
 @pytest.mark.parametrize("offset", [0, 16, 32, 48])
 @pytest.mark.parametrize(
-    ("shape", "dtype"), [((12, 64, 56, 56), np.float16), ((6, 64, 56, 57), np.float32)], ids=str
+    ("tag", "shape", "dtype"),
+    [
+        ("NCHW32c", (12, 64, 56, 56), np.float16),
+        ("NCHW32c", (6, 64, 56, 57), np.float32),
+        ("NHWC", (6, 256, 40, 40), np.float16),
+        ("NHWC", (4, 240, 48, 48), np.float16),
+        ("NHWC", (4, 136, 48, 49), np.float32),
+    ],
+    ids=str,
 )
-def test_staged_and_streamed_blocks_of_a_batch(shape, dtype, offset):
-    """NCHW -> NCHW32c of a batch of 8 MiB+ whose blocks of 32 channels are
-    128-400 KB each (on AMD: staged and streamed, the plan's footprint telling
-    the kernel the whole is large): rows past the last whole staging block,
-    outputs 0-48 bytes past a line. Nothing outside the output is written."""
+def test_staged_and_streamed_blocks_of_a_batch(store_mode, tag, shape, dtype, offset):
+    """NCHW -> NCHW32c and NHWC of up to 256 channels, a batch of 8 MiB+ whose
+    images or blocks of channels are 128 KB-1.2 MB each (on AMD: staged and
+    streamed, the plan's footprint telling the kernel the whole is large; with
+    every output streamed, taken instead of the caller's staging): rows past
+    the last whole staging block, outputs 0-48 bytes past a line. Nothing
+    outside the output is written."""
     x = _data(shape, dtype, seed=offset + shape[0])
-    layout = lk.Layout("NCHW32c", dims="NCHW")
+    layout = lk.Layout(tag, dims="NCHW")
     raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
     got = layout.pack(x, out=out)
-    assert got.tobytes() == ref_pack(x, "NCHW32c", dims="NCHW").tobytes()
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW").tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
 
 
