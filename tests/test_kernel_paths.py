@@ -252,6 +252,21 @@ def test_byte_lanes_of_medium_planes(shape):
         assert layout.unpack(packed, shape).tobytes() == x.tobytes()
 
 
+@pytest.mark.parametrize("offset", [0, 8, 16, 48])
+def test_streamed_byte_lanes_of_a_batch(offset):
+    """NCHW -> NCHW32c of bytes in an operation of 12 MiB+ (8 images of 256
+    channels): the 32-lane pipeline streams its rows out, 16-byte aligned
+    outputs only (8 bytes past a line keeps ordinary stores). Nothing outside
+    the output is written."""
+    shape = (8, 256, 56, 57)
+    x = _data(shape, np.uint8, seed=offset)
+    layout = lk.Layout("NCHW32c", dims="NCHW")
+    raw, start, out = _output_at(layout.physical_shape(shape), np.uint8, offset)
+    got = layout.pack(x, out=out)
+    assert got.tobytes() == ref_pack(x, "NCHW32c", dims="NCHW").tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
 LONG_LANE_CHECK = """
 import sys
 import numpy as np
