@@ -802,6 +802,8 @@ cdef inline void copy_run(char* dst, const char* src, Py_ssize_t nbytes) noexcep
         memcpy(dst, src, 32)
     elif nbytes == 64:
         memcpy(dst, src, 64)
+    elif nbytes == 128:
+        memcpy(dst, src, 128)
     elif nbytes > 0:
         copy_short(dst, src, nbytes)
 
@@ -1079,10 +1081,10 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
     # padded whole just before its data goes in, while it is in L1.
     cdef bint block_run = padded and (n0 == 1 or d0 == n1 * es)
     cdef Py_ssize_t r, q
-    # Unpadded runs of 16-128 bytes: the next level out goes in the loop too,
-    # with the run's size a constant (crouton <-> NHWC of 64 channels: 2 runs a
-    # pixel, 8 pixels a block). The odometer and the size dispatch per pixel
-    # cost more than its two runs: compare_builds.py on Zen 4, Crouton -> NHWC
+    # Unpadded runs of 16-128 bytes (sizes copy_run moves as constants): the
+    # next level out goes in the loop too (crouton <-> NHWC of 64 channels: 2
+    # runs a pixel, 8 pixels a block). The odometer step per pixel cost more
+    # than its two runs: compare_builds.py on Zen 4, Crouton -> NHWC
     # 1x64x256x256 uint8 0.76x the time, float32 0.65x; NHWC -> Crouton float32
     # 0.68x, 8x256x56x56 0.56x.
     cdef int b = (a - 1 if a - 1 >= lev and not padded
@@ -1097,14 +1099,7 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
         while True:
             for q in range(nq):
                 for r in range(n0):
-                    if run == 32:
-                        memcpy(dst + q * dq + r * d0, src + q * sq + r * s0, 32)
-                    elif run == 64:
-                        memcpy(dst + q * dq + r * d0, src + q * sq + r * s0, 64)
-                    elif run == 128:
-                        memcpy(dst + q * dq + r * d0, src + q * sq + r * s0, 128)
-                    else:
-                        memcpy(dst + q * dq + r * d0, src + q * sq + r * s0, 16)
+                    copy_run(dst + q * dq + r * d0, src + q * sq + r * s0, run)
             if not advance(P, lev, b, idx, ext, &src, &dst):
                 return
     while True:

@@ -228,6 +228,10 @@ static ptrdiff_t lk_footprint_hint = 0;
 
 static inline void lk_set_footprint_hint(ptrdiff_t bytes) { lk_footprint_hint = bytes; }
 
+/* Whether the running operation is large enough (8 MiB+ moved) that its
+ * output is better streamed past the caches, even in slices of 1 MiB or less. */
+static inline int lk_large_operation(void) { return lk_footprint_hint >= ((ptrdiff_t)8 << 20); }
+
 /* Whether long lanes (4096+ rows) are transposed a column of tiles at a time
  * (1) or in strips of rows across each group of lanes (0); see
  * lk_transpose_direct_avx2. By CPU maker, as measured: AMD's Zen 3 and Zen 4
@@ -813,8 +817,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
 #define LK_STAGED_MAX_GROUPS (LK_STAGED_MAX_LANES / 8)
 
 /*
- * Long lanes of 2-byte elements into 2 MiB+ of contiguous destination rows of
- * 16-64 lanes, on AMD (NCHW -> NHWC / kHWC8 float16 of 64 channels): blocks
+ * Long lanes of 2-byte elements into contiguous destination rows of 16-256
+ * lanes (see lk_staged_worth), on AMD (NCHW -> NHWC / kHWC8 float16): blocks
  * of rows (16 KiB of output) are transposed into an L1 staging buffer a group
  * of 8 lanes at a time, each lane read in a run of the block's rows, then
  * streamed out 32 bytes at a time in destination order. Against the columns
@@ -828,6 +832,24 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
  * and each row's last piece waits in `prev` for the next row's first.
  * Returns the rows done (whole blocks); fences its streaming stores.
  */
+/* Block b (of `blocks`, `block` rows each) of every group of 8 lanes into the
+ * stage, group g's rows at stage + g * gs, 8 * es bytes a row (double tiles of
+ * 2-byte elements, wide tiles of 4-byte ones); each lane's run two blocks on is
+ * prefetched. */
+__attribute__((target("avx2"))) static inline void lk_stage_groups(
+    char *stage, ptrdiff_t gs, const char *src, ptrdiff_t slane, ptrdiff_t b, ptrdiff_t blocks,
+    ptrdiff_t block, ptrdiff_t ng, int es) {
+    for (ptrdiff_t g = 0; g < ng; g++) {
+        const char *s = src + g * 8 * slane + b * block * es;
+        char *t = stage + g * gs;
+        if (b + 2 < blocks) lk_prefetch_runs(s + 2 * block * es, slane, 8, block * es);
+        if (es == 2)
+            for (ptrdiff_t r = 0; r < block; r += 16) lk_tile2_16(t + r * 16, 16, s + r * 2, slane);
+        else
+            for (ptrdiff_t r = 0; r < block; r += 4) lk_tilew_32(t + r * 32, 32, s + r * 4, slane);
+    }
+}
+
 /* Streams the low halves of a and b as 32 bytes at d, their high halves at d2. */
 __attribute__((target("avx2"))) static inline void lk_stream_halves(char *d, char *d2, __m256i a,
                                                                    __m256i b) {
@@ -847,12 +869,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream16_av
     __m256i prev = _mm256_setzero_si256();
     char *d = dst;
     for (ptrdiff_t b = 0; b < blocks; b++) {
-        for (ptrdiff_t g = 0; g < ng; g++) {
-            const char *s = src + g * 8 * slane + b * block * 2;
-            char *t = stage + g * gs;
-            if (b + 2 < blocks) lk_prefetch_runs(s + 2 * block * 2, slane, 8, block * 2);
-            for (ptrdiff_t r = 0; r < block; r += 16) lk_tile2_16(t + r * 16, 16, s + r * 2, slane);
-        }
+        lk_stage_groups(stage, gs, src, slane, b, blocks, block, ng, 2);
         /* Rows r and r + 1 at once: a 32-byte load of a group holds both. */
         for (ptrdiff_t r = 0; r < block; r += 2, d += 2 * drow) {
             const char *t = stage + r * 16;
@@ -906,12 +923,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream32_av
     __m256i prev = _mm256_setzero_si256();
     char *d = dst;
     for (ptrdiff_t b = 0; b < blocks; b++) {
-        for (ptrdiff_t g = 0; g < ng; g++) {
-            const char *s = src + g * 8 * slane + b * block * 4;
-            char *t = stage + g * gs;
-            if (b + 2 < blocks) lk_prefetch_runs(s + 2 * block * 4, slane, 8, block * 4);
-            for (ptrdiff_t r = 0; r < block; r += 4) lk_tilew_32(t + r * 32, 32, s + r * 4, slane);
-        }
+        lk_stage_groups(stage, gs, src, slane, b, blocks, block, ng, 4);
         for (ptrdiff_t r = 0; r < block; r++, d += drow)
             for (ptrdiff_t g = 0; g < ng; g++) {
                 __m256i piece = _mm256_load_si256((const __m256i *)(stage + g * gs + r * 32));
@@ -962,6 +974,16 @@ static inline int lk_staged_fits(ptrdiff_t drow, ptrdiff_t lanes, int es) {
            lanes <= LK_STAGED_MAX_LANES;
 }
 
+/* Whether output_bytes of those rows are worth staging and streaming (on AMD,
+ * as measured): 2 MiB+, or 128 KiB+ within a large operation (NCHW32c /
+ * kCHW32 of 8x256x56x56, 200-400 KB a block of 32 channels: float16
+ * 0.65-0.7x the time, float32 0.6x in compare_builds.py on Zen 4). */
+static inline int lk_staged_worth(ptrdiff_t output_bytes) {
+    return lk_long_lanes_by_columns() &&
+           (output_bytes >= ((ptrdiff_t)2 << 20) ||
+            (output_bytes >= ((ptrdiff_t)128 << 10) && lk_large_operation()));
+}
+
 /* Double tiles loaded straight from the lanes (2-, 4- and 8-byte elements; and
  * the rows after the last chunk of bytes), in destination order within groups
  * of up to 64 lanes: a strip of rows across the whole group, then the next
@@ -983,20 +1005,12 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
     ptrdiff_t strip = es >= 4 ? 64 / es : step;
     group = group / n * n;
     if (group < n) return;
-    /* Staged and streamed (AMD): 2 MiB+ of output, or 128 KiB+ within an
-     * operation of 8 MiB+ (NCHW32c / kCHW32 of 8x256x56x56, 200-400 KB a
-     * block of 32 channels: float16 0.65-0.7x the time, float32 0.6x in
-     * compare_builds.py on Zen 4). */
-    if (lk_long_lanes_by_columns() && (uintptr_t)dst % 16 == 0 &&
-        (full_rows * drow >= ((ptrdiff_t)2 << 20) ||
-         (full_rows * drow >= ((ptrdiff_t)128 << 10) &&
-          lk_footprint_hint >= ((ptrdiff_t)8 << 20)))) {
-        ptrdiff_t done = 0;
-        if (lk_staged_fits(drow, full_lanes, es))
-            done = es == 2 ? lk_transpose_staged_stream16_avx2(dst, drow, src, slane, full_rows,
-                                                               full_lanes)
-                           : lk_transpose_staged_stream32_avx2(dst, drow, src, slane, full_rows,
-                                                               full_lanes);
+    if ((uintptr_t)dst % 16 == 0 && lk_staged_fits(drow, full_lanes, es) &&
+        lk_staged_worth(full_rows * drow)) {
+        ptrdiff_t done =
+            es == 2
+                ? lk_transpose_staged_stream16_avx2(dst, drow, src, slane, full_rows, full_lanes)
+                : lk_transpose_staged_stream32_avx2(dst, drow, src, slane, full_rows, full_lanes);
         dst += done * drow;
         src += done * es;
         full_rows -= done;
@@ -1082,7 +1096,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
      * in cache for its reader (2x256x56x56 float16 measured 1.05x). */
     ptrdiff_t out_bytes = rows * drow;
     int stream = (out_bytes >= ((ptrdiff_t)4 << 20) ||
-                  (out_bytes >= ((ptrdiff_t)1 << 20) && lk_footprint_hint >= ((ptrdiff_t)8 << 20))) &&
+                  (out_bytes >= ((ptrdiff_t)1 << 20) && lk_large_operation())) &&
                  drow % 64 == 0 && (uintptr_t)dst % 64 == 0;
     for (ptrdiff_t j0 = 0; j0 < done; j0 += run)
         for (ptrdiff_t i0 = 0; i0 < rows; i0 += 64) {
@@ -1547,9 +1561,7 @@ static inline int lk_transpose_beats_staging(ptrdiff_t drow, ptrdiff_t rows, ptr
         /* The staged-and-streamed kernels stream too, in destination order
          * (NCHW -> NHWC / kHWC8 float16 of 8x256x56x56: 0.7x the time of
          * staging pieces here). */
-        if (rows * drow >= ((ptrdiff_t)128 << 10) && lk_staged_fits(drow, lanes, es) &&
-            lk_long_lanes_by_columns())
-            return 1;
+        if (lk_staged_fits(drow, lanes, es) && lk_staged_worth(rows * drow)) return 1;
     }
 #endif
     (void)drow; (void)rows; (void)lanes; (void)es;
