@@ -816,26 +816,24 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
 #define LK_STAGED_MAX_LANES 256
 #define LK_STAGED_MAX_GROUPS (LK_STAGED_MAX_LANES / 8)
 
-/*
- * Long lanes of 2-byte elements into contiguous destination rows of 16-256
- * lanes (see lk_staged_worth), on AMD (NCHW -> NHWC / kHWC8 float16): blocks
- * of rows (16 KiB of output) are transposed into an L1 staging buffer a group
- * of 8 lanes at a time, each lane read in a run of the block's rows, then
- * streamed out 32 bytes at a time in destination order. Against the columns
- * below, whose destination lines fill in four 16-byte pieces in L2 and are
- * write-allocated first: 64 x 65536 float16 0.55-0.6x the time (C harness on
- * numpy arrays, Zen 4; the output 0 or 16 bytes into a line alike), 32 x
- * 65536 0.76x; 16 lanes (2 MiB), once prefetched, 0.84x (NCHW16c float16 of
- * 1x64x256x256, compare_builds.py). numpy's outputs sit
- * 16 bytes into a line, so the 32-byte chunks then straddle pieces of
- * neighbouring groups or rows: the first piece is stored through the cache,
- * and each row's last piece waits in `prev` for the next row's first.
- * Returns the rows done (whole blocks); fences its streaming stores.
- */
+/* A double tile of 2-byte elements (8 lanes by 16 rows) whose registers are
+ * stored whole: register k, destination rows k and k + 8 of the 8 lanes, as 32
+ * bytes at d + 32k. Against the double tile's 128-bit extracts and half stores:
+ * the staged kernel below took 0.85x the time on 64 x 65536 float16, where its
+ * tiles had been 226 us of 390 with the data in L1 (C harness, Zen 4). */
+__attribute__((target("avx2"), always_inline)) static inline void lk_tile2_pairs16(
+    char *d, const char *s, ptrdiff_t ss) {
+    __m256i r[8], t[8];
+    for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_si256((const __m256i *)(s + k * ss));
+    LK_UNPACK_ROUNDS(8, _mm256_unpacklo_epi16, _mm256_unpackhi_epi16)
+    for (int k = 0; k < 8; k++) _mm256_store_si256((__m256i *)(d + k * 32), r[k]);
+}
+
 /* Block b (of `blocks`, `block` rows each) of every group of 8 lanes into the
- * stage, group g's rows at stage + g * gs, 8 * es bytes a row (double tiles of
- * 2-byte elements, wide tiles of 4-byte ones); each lane's run two blocks on is
- * prefetched. */
+ * stage at stage + g * gs, 8 * es bytes a row: 2-byte elements by the pair
+ * tiles above (rows r0 + k and r0 + k + 8 as 32 bytes at (r0 + 2k) * 16),
+ * 4-byte ones by wide tiles (row r at r * 32); each lane's run two blocks on
+ * is prefetched. */
 __attribute__((target("avx2"))) static inline void lk_stage_groups(
     char *stage, ptrdiff_t gs, const char *src, ptrdiff_t slane, ptrdiff_t b, ptrdiff_t blocks,
     ptrdiff_t block, ptrdiff_t ng, int es) {
@@ -844,7 +842,7 @@ __attribute__((target("avx2"))) static inline void lk_stage_groups(
         char *t = stage + g * gs;
         if (b + 2 < blocks) lk_prefetch_runs(s + 2 * block * es, slane, 8, block * es);
         if (es == 2)
-            for (ptrdiff_t r = 0; r < block; r += 16) lk_tile2_16(t + r * 16, 16, s + r * 2, slane);
+            for (ptrdiff_t r = 0; r < block; r += 16) lk_tile2_pairs16(t + r * 16, s + r * 2, slane);
         else
             for (ptrdiff_t r = 0; r < block; r += 4) lk_tilew_32(t + r * 32, 32, s + r * 4, slane);
     }
@@ -857,48 +855,76 @@ __attribute__((target("avx2"))) static inline void lk_stream_halves(char *d, cha
     _mm256_stream_si256((__m256i *)d2, _mm256_permute2x128_si256(a, b, 0x31));
 }
 
+/*
+ * Long lanes of 2-byte elements into contiguous destination rows of 16-256
+ * lanes (see lk_staged_worth), on AMD (NCHW -> NHWC / kHWC8 float16): blocks
+ * of rows (12 KiB of output) are transposed into an L1 staging buffer a group
+ * of 8 lanes at a time by the pair tiles, each lane read in a run of the
+ * block's rows, then streamed out 32 bytes at a time: rows r0 + k and r0 + k +
+ * 8 together, a chunk of each from the halves of two groups' pairs. Against
+ * the columns below, whose destination lines fill in four 16-byte pieces in L2
+ * and are write-allocated first: 64 x 65536 float16 0.5x the time (C harness
+ * on numpy arrays, Zen 4), 32 x 65536 0.7x; 16 lanes (2 MiB), once
+ * prefetched, 0.84x (NCHW16c float16 of 1x64x256x256, compare_builds.py). A
+ * 16 KiB stage measured 1.1x the time for 256 lanes (8x256x56x56, L1 holds the
+ * stage and a line of every lane) and 8 KiB 1.1x for 192. numpy's outputs sit
+ * 16 bytes into a line, so the 32-byte chunks then straddle pieces of
+ * neighbouring groups or rows: the first piece is stored through the cache,
+ * each row's first chunk takes the row before's last piece, and the last row's
+ * last piece is stored at the end.
+ * Returns the rows done (whole blocks); fences its streaming stores.
+ */
+#define LK_STAGED16_BYTES 12288
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream16_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t rows, ptrdiff_t lanes) {
-    char stage[16384 + LK_STAGED_MAX_GROUPS * 64] __attribute__((aligned(64)));
-    /* Group g's row r: 16 bytes at stage + g * gs + r * 16 (groups a line
-     * apart in the sets). */
-    ptrdiff_t ng = lanes / 8, block = 16384 / drow / 16 * 16, gs = block * 16 + 64;
+    char stage[LK_STAGED16_BYTES + LK_STAGED_MAX_GROUPS * 64] __attribute__((aligned(64)));
+    /* Group g's rows r0 + k and r0 + k + 8 (r0 a multiple of 16): 32 bytes at
+     * stage + g * gs + (r0 + 2k) * 16 (groups a line apart in the sets). */
+    ptrdiff_t ng = lanes / 8, block = LK_STAGED16_BYTES / drow / 16 * 16, gs = block * 16 + 64;
     ptrdiff_t blocks = rows / block;
-    int shifted = ((uintptr_t)dst & 31) != 0, started = 0;
+    int shifted = ((uintptr_t)dst & 31) != 0;
+    /* Shifted: the pair holding the last group of the previous tile's row 15. */
     __m256i prev = _mm256_setzero_si256();
     char *d = dst;
     for (ptrdiff_t b = 0; b < blocks; b++) {
         lk_stage_groups(stage, gs, src, slane, b, blocks, block, ng, 2);
-        /* Rows r and r + 1 at once: a 32-byte load of a group holds both. */
-        for (ptrdiff_t r = 0; r < block; r += 2, d += 2 * drow) {
-            const char *t = stage + r * 16;
-#define LK_GROUP_ROWS(g) _mm256_load_si256((const __m256i *)(t + (g) * gs))
-            if (!shifted) {
-                for (ptrdiff_t g = 0; g < ng; g += 2)
-                    lk_stream_halves(d + g * 16, d + drow + g * 16, LK_GROUP_ROWS(g),
-                                     LK_GROUP_ROWS(g + 1));
-                continue;
+        for (ptrdiff_t r0 = 0; r0 < block; r0 += 16, d += 16 * drow) {
+            const char *t = stage + r0 * 16;
+#define LK_PAIR(k, g) _mm256_load_si256((const __m256i *)(t + (g) * gs + (k) * 32))
+            for (int k = 0; k < 8; k++) {
+                /* Rows a = r0 + k and b = a + 8 at once, from the low and high
+                 * halves of each group's pair. */
+                char *da = d + k * drow, *db = da + 8 * drow;
+                if (!shifted) {
+                    for (ptrdiff_t g = 0; g < ng; g += 2)
+                        lk_stream_halves(da + g * 16, db + g * 16, LK_PAIR(k, g), LK_PAIR(k, g + 1));
+                    continue;
+                }
+                /* Rows 16 bytes into a chunk: chunks pair groups 2j+1 and 2j+2;
+                 * each row's first chunk takes the row before's last group, so
+                 * the lines a row completes are written together. */
+                __m256i first = LK_PAIR(k, 0);
+                if (k) {
+                    lk_stream_halves(da - 16, db - 16, LK_PAIR(k - 1, ng - 1), first);
+                } else {
+                    __m256i row7 = LK_PAIR(7, ng - 1); /* row r0 + 7 low, r0 + 15 high */
+                    if (b == 0 && r0 == 0)
+                        _mm_storeu_si128((__m128i *)da, _mm256_castsi256_si128(first));
+                    else
+                        _mm256_stream_si256((__m256i *)(da - 16),
+                                            _mm256_permute2x128_si256(prev, first, 0x21));
+                    _mm256_stream_si256((__m256i *)(db - 16),
+                                        _mm256_permute2x128_si256(row7, first, 0x30));
+                    prev = row7;
+                }
+                for (ptrdiff_t g = 1; g + 1 < ng; g += 2)
+                    lk_stream_halves(da + g * 16, db + g * 16, LK_PAIR(k, g), LK_PAIR(k, g + 1));
             }
-            /* Rows 16 bytes into a chunk: chunks pair groups 2k+1 and 2k+2,
-             * and each row's last group with the next row's first. */
-            __m256i first = LK_GROUP_ROWS(0), last = LK_GROUP_ROWS(ng - 1);
-            if (started)
-                _mm256_stream_si256((__m256i *)(d - 16),
-                                    _mm256_permute2x128_si256(prev, first, 0x21));
-            else
-                _mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(first));
-            started = 1;
-            for (ptrdiff_t g = 1; g + 1 < ng; g += 2)
-                lk_stream_halves(d + g * 16, d + drow + g * 16, LK_GROUP_ROWS(g),
-                                 LK_GROUP_ROWS(g + 1));
-            _mm256_stream_si256((__m256i *)(d + drow - 16),
-                                _mm256_permute2x128_si256(last, first, 0x30));
-            prev = last;
-#undef LK_GROUP_ROWS
+#undef LK_PAIR
         }
     }
-    if (started) _mm_storeu_si128((__m128i *)(d - 16), _mm256_extracti128_si256(prev, 1));
+    if (shifted && blocks) _mm_storeu_si128((__m128i *)(d - 16), _mm256_extracti128_si256(prev, 1));
     _mm_sfence();
     return blocks * block;
 }
@@ -1568,6 +1594,24 @@ static inline int lk_transpose_beats_staging(ptrdiff_t drow, ptrdiff_t rows, ptr
     return 0;
 }
 
+/* Rows to transpose on their own before the staged kernel of 2-byte elements,
+ * so that its 32-byte loads of every lane start on a 32-byte boundary (lanes a
+ * multiple of 32 bytes apart). numpy's data sits 16 bytes into a line, where
+ * half those loads would straddle two lines: NCHW -> NHWC float16 of 64 x
+ * 65536 and of 256 x 3136 (a batch of 8) take 0.85-0.9x the time aligned (C
+ * harness, Zen 4). */
+static inline ptrdiff_t lk_staged_head_rows(const char *src, ptrdiff_t drow, ptrdiff_t slane,
+                                            ptrdiff_t rows, ptrdiff_t lanes, int es) {
+#ifdef LK_HAVE_AVX2_TILES
+    ptrdiff_t misalign = (ptrdiff_t)((uintptr_t)src % 32);
+    if (es == 2 && misalign % 2 == 0 && slane % 32 == 0 && lk_simd() != 0 && lk_avx2() &&
+        lk_staged_fits(drow, lanes, es) && lk_staged_worth(rows * drow))
+        return misalign ? (32 - misalign) / 2 : 0;
+#endif
+    (void)src; (void)drow; (void)slane; (void)rows; (void)lanes; (void)es;
+    return 0;
+}
+
 static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restrict src,
                          ptrdiff_t slane, ptrdiff_t rows, ptrdiff_t lanes, int es) {
     ptrdiff_t i = 0, j;
@@ -1594,7 +1638,14 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
 #endif
 #ifdef LK_HAVE_SSE2
     if (n) {
-        ptrdiff_t full_rows = rows - rows % n;
+        ptrdiff_t head = lk_staged_head_rows(src, drow, slane, rows, lanes, es), full_rows;
+        if (head && rows > 2 * head) {
+            lk_transpose(dst, drow, src, slane, head, lanes, es);
+            dst += head * drow;
+            src += head * es;
+            rows -= head;
+        }
+        full_rows = rows - rows % n;
         ptrdiff_t full_lanes = lanes - lanes % n;
 #ifdef LK_HAVE_AVX2_TILES
         /* Bytes: only long lanes (the staged loops below measured faster on
