@@ -338,6 +338,7 @@ def test_staged_and_streamed_long_lanes(shape, dtype, offset):
     ("tag", "shape", "dtype"),
     [
         ("NCHW32c", (12, 64, 56, 56), np.float16),
+        ("NCHW16c", (12, 64, 56, 56), np.float16),  # 100 KB a block of 16 channels
         ("NCHW32c", (6, 64, 56, 57), np.float32),
         ("NHWC", (6, 256, 40, 40), np.float16),
         ("NHWC", (4, 240, 48, 48), np.float16),
@@ -346,8 +347,8 @@ def test_staged_and_streamed_long_lanes(shape, dtype, offset):
     ids=str,
 )
 def test_staged_and_streamed_blocks_of_a_batch(store_mode, tag, shape, dtype, offset):
-    """NCHW -> NCHW32c and NHWC of up to 256 channels, a batch of 8 MiB+ whose
-    images or blocks of channels are 128 KB-1.2 MB each (on AMD: staged and
+    """NCHW -> NCHW16c, NCHW32c and NHWC of up to 256 channels, a batch of 8
+    MiB+ whose images or blocks of channels are 100 KB-1.2 MB each (on AMD: staged and
     streamed, the plan's footprint telling the kernel the whole is large; with
     every output streamed, taken instead of the caller's staging): rows past
     the last whole staging block, outputs 0-48 bytes past a line. Nothing

@@ -1001,13 +1001,14 @@ static inline int lk_staged_fits(ptrdiff_t drow, ptrdiff_t lanes, int es) {
 }
 
 /* Whether output_bytes of those rows are worth staging and streaming (on AMD,
- * as measured): 2 MiB+, or 128 KiB+ within a large operation (NCHW32c /
+ * as measured): 2 MiB+, or 64 KiB+ within a large operation (NCHW32c /
  * kCHW32 of 8x256x56x56, 200-400 KB a block of 32 channels: float16
- * 0.65-0.7x the time, float32 0.6x in compare_builds.py on Zen 4). */
+ * 0.65-0.7x the time, float32 0.6x; NCHW16c float16, 100 KB a block, 0.82x;
+ * compare_builds.py on Zen 4). */
 static inline int lk_staged_worth(ptrdiff_t output_bytes) {
     return lk_long_lanes_by_columns() &&
            (output_bytes >= ((ptrdiff_t)2 << 20) ||
-            (output_bytes >= ((ptrdiff_t)128 << 10) && lk_large_operation()));
+            (output_bytes >= ((ptrdiff_t)64 << 10) && lk_large_operation()));
 }
 
 /* Double tiles loaded straight from the lanes (2-, 4- and 8-byte elements; and
