@@ -397,12 +397,13 @@ def test_staged_transpose_of_misaligned_lanes(shape, offset, src_offset):
         ((1, 64, 128, 160), np.float32),
         ((1, 128, 96, 100), np.float32),
         ((5, 128, 64, 64), np.float16),  # 1 MiB an image, 10 MiB in all
+        ((12, 256, 48, 48), np.uint8),  # 576 KiB an image, 13.5 MiB in all
     ],
     ids=str,
 )
 def test_streamed_row_runs(shape, dtype, offset):
-    """NHWC -> NCHW of 64 channels with 4 MiB+ of output writes its row runs
-    with streaming stores, once the first lanes (by tiles) have brought the
+    """NHWC -> NCHW of 64-256 channels with 4 MiB+ of output (or 512 KiB+ an
+    image of a batch moving 8 MiB+) writes its row runs with streaming stores, once the first lanes (by tiles) have brought the
     runs to whole lines: outputs 0, 16 and 40 bytes past a line; a lane count
     that is not a whole number of runs (65600 of 2 bytes) leaves a tail.
     Nothing outside the output is written."""

@@ -1117,13 +1117,14 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
      * to 64 rows in turn, which sit in one L2 set when the rows are 64-256 KiB
      * apart (NHWC -> NCHW of 64 channels of 256x256 on Zen 4,
      * compare_builds.py: uint8 0.67x the time, float16 0.52x, float32 0.9x).
-     * Also from 1 MiB a call when the whole operation moves 8 MiB+ (a batch:
-     * NHWC -> NCHW 8x256x56x56, 1.6 MB an image, float16 0.63x the time,
-     * float32 0.65x). Not for smaller operations, whose output is better left
-     * in cache for its reader (2x256x56x56 float16 measured 1.05x). */
+     * Also from 512 KiB a call when the whole operation moves 8 MiB+ (a
+     * batch: NHWC -> NCHW 8x256x56x56, an image 1.6 MB of float16: 0.63x the
+     * time, float32 0.65x; 800 KB of uint8: 0.55x, and 0.9x in a warm loop).
+     * Not for smaller operations, whose output is better left in cache for
+     * its reader (2x256x56x56 float16 measured 1.05x). */
     ptrdiff_t out_bytes = rows * drow;
     int stream = (out_bytes >= ((ptrdiff_t)4 << 20) ||
-                  (out_bytes >= ((ptrdiff_t)1 << 20) && lk_large_operation())) &&
+                  (out_bytes >= ((ptrdiff_t)512 << 10) && lk_large_operation())) &&
                  drow % 64 == 0 && (uintptr_t)dst % 64 == 0;
     for (ptrdiff_t j0 = 0; j0 < done; j0 += run)
         for (ptrdiff_t i0 = 0; i0 < rows; i0 += 64) {
