@@ -361,30 +361,33 @@ def test_staged_and_streamed_blocks_of_a_batch(store_mode, tag, shape, dtype, of
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
 
 
-@pytest.mark.parametrize("src_offset", [0, 2, 16, 30])
+@pytest.mark.parametrize("src_offset", [0, 2, 16, 31])
 @pytest.mark.parametrize("offset", [0, 16])
 @pytest.mark.parametrize(
-    "shape",
+    ("tag", "shape", "dtype"),
     [
-        (1, 64, 128, 256),  # 4 MiB, one call
-        (1, 16, 256, 512),
-        (6, 256, 32, 48),  # 768 KB an image, 9 MiB in and out
-        (5, 192, 48, 64),
+        ("NHWC", (1, 64, 128, 256), np.float16),  # 4 MiB, one call
+        ("NHWC", (1, 16, 256, 512), np.float16),
+        ("NHWC", (6, 256, 32, 48), np.float16),  # 768 KB an image, 9 MiB in and out
+        ("NHWC", (5, 192, 48, 64), np.float16),
+        ("NCHW32c", (1, 64, 128, 130), np.uint8),  # 32-lane byte pipeline
+        ("NHWC", (1, 64, 96, 128), np.uint8),
     ],
     ids=str,
 )
-def test_staged_transpose_of_misaligned_lanes(shape, offset, src_offset):
-    """NCHW -> NHWC float16 whose lanes (a multiple of 32 bytes apart) start
-    2-30 bytes past a 32-byte boundary: the first 1-15 rows go on their own so
-    that the staged kernel's loads are aligned (on AMD). Nothing outside the
-    output is written."""
-    x = _data(shape, np.float16, seed=src_offset + shape[1])
-    _, _, src = _output_at(shape, np.float16, src_offset)
+def test_transposes_of_misaligned_lanes(tag, shape, dtype, offset, src_offset):
+    """NCHW -> NHWC / NCHW32c whose lanes (a multiple of 32 bytes apart) start
+    1-31 bytes past a 32-byte boundary: the first rows go on their own so that
+    the 32-byte loads of the staged float16 kernel and of the byte pipeline's
+    lane copies are aligned (on AMD; odd offsets of float16 keep the loads as
+    they are: the array is unaligned). Nothing outside the output is written."""
+    x = _data(shape, dtype, seed=src_offset + shape[1])
+    _, _, src = _output_at(shape, dtype, src_offset)
     src[...] = x
-    out_shape = (shape[0], shape[2], shape[3], shape[1])
-    raw, start, out = _output_at(out_shape, np.float16, offset)
-    got = lk.convert(src, shape, "NCHW", lk.Layout("NHWC", dims="NCHW"), out=out)
-    assert got.tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
+    layout = lk.Layout(tag, dims="NCHW")
+    raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
+    got = layout.pack(src, out=out)
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW").tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
 
 

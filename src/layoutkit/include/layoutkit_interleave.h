@@ -1596,19 +1596,22 @@ static inline int lk_transpose_beats_staging(ptrdiff_t drow, ptrdiff_t rows, ptr
     return 0;
 }
 
-/* Rows to transpose on their own before the staged kernel of 2-byte elements,
- * so that its 32-byte loads of every lane start on a 32-byte boundary (lanes a
- * multiple of 32 bytes apart). numpy's data sits 16 bytes into a line, where
- * half those loads would straddle two lines: NCHW -> NHWC float16 of 64 x
- * 65536 and of 256 x 3136 (a batch of 8) take 0.85-0.9x the time aligned (C
- * harness, Zen 4). */
-static inline ptrdiff_t lk_staged_head_rows(const char *src, ptrdiff_t drow, ptrdiff_t slane,
-                                            ptrdiff_t rows, ptrdiff_t lanes, int es) {
+/* Rows to transpose on their own first, so that the 32-byte loads of every
+ * lane (lanes a multiple of 32 bytes apart) start on a 32-byte boundary: in
+ * the staged kernel of 2-byte elements and in the lane copies of the byte
+ * pipelines. numpy's data sits 16 bytes into a line, where half those loads
+ * would straddle two lines: NCHW -> NHWC float16 of 64 x 65536 and of 256 x
+ * 3136 (a batch of 8) take 0.85-0.9x the time aligned, bytes of 32 x 65536
+ * (kCHW32 int8 of 1x64x256x256) 0.88x (C harness, Zen 4). */
+static inline ptrdiff_t lk_aligned_head_rows(const char *src, ptrdiff_t drow, ptrdiff_t slane,
+                                             ptrdiff_t rows, ptrdiff_t lanes, int es) {
 #ifdef LK_HAVE_AVX2_TILES
     ptrdiff_t misalign = (ptrdiff_t)((uintptr_t)src % 32);
-    if (es == 2 && misalign % 2 == 0 && slane % 32 == 0 && lk_simd() != 0 && lk_avx2() &&
-        lk_staged_fits(drow, lanes, es) && lk_staged_worth(rows * drow))
-        return misalign ? (32 - misalign) / 2 : 0;
+    if (misalign == 0 || misalign % es != 0 || slane % 32 != 0 || lk_simd() == 0 || !lk_avx2())
+        return 0;
+    if ((es == 2 && lk_staged_fits(drow, lanes, es) && lk_staged_worth(rows * drow)) ||
+        (es == 1 && lanes >= 32 && rows >= 8192))
+        return (32 - misalign) / es;
 #endif
     (void)src; (void)drow; (void)slane; (void)rows; (void)lanes; (void)es;
     return 0;
@@ -1640,7 +1643,7 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
 #endif
 #ifdef LK_HAVE_SSE2
     if (n) {
-        ptrdiff_t head = lk_staged_head_rows(src, drow, slane, rows, lanes, es), full_rows;
+        ptrdiff_t head = lk_aligned_head_rows(src, drow, slane, rows, lanes, es), full_rows;
         if (head && rows > 2 * head) {
             lk_transpose(dst, drow, src, slane, head, lanes, es);
             dst += head * drow;
