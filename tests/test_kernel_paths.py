@@ -348,10 +348,10 @@ def test_staged_and_streamed_long_lanes(shape, dtype, offset):
 )
 def test_staged_and_streamed_blocks_of_a_batch(store_mode, tag, shape, dtype, offset):
     """NCHW -> NCHW16c, NCHW32c and NHWC of up to 256 channels, a batch of 8
-    MiB+ whose images or blocks of channels are 100 KB-1.2 MB each (on AMD: staged and
-    streamed, the plan's footprint telling the kernel the whole is large; with
-    every output streamed, taken instead of the caller's staging): rows past
-    the last whole staging block, outputs 0-48 bytes past a line. Nothing
+    MiB+ whose images or blocks of channels are 100 KB-1.2 MB each (on AMD:
+    staged and streamed, the plan's footprint telling the kernel the whole is
+    large; with every output streamed, taken instead of the caller's staging):
+    rows past the last whole staging block, outputs 0-48 bytes past a line. Nothing
     outside the output is written."""
     x = _data(shape, dtype, seed=offset + shape[0])
     layout = lk.Layout(tag, dims="NCHW")
@@ -406,10 +406,11 @@ def test_transposes_of_misaligned_lanes(tag, shape, dtype, offset, src_offset):
 )
 def test_streamed_row_runs(shape, dtype, offset):
     """NHWC -> NCHW of 64-256 channels with 4 MiB+ of output (or 512 KiB+ an
-    image of a batch moving 8 MiB+) writes its row runs with streaming stores, once the first lanes (by tiles) have brought the
-    runs to whole lines: outputs 0, 16 and 40 bytes past a line; a lane count
-    that is not a whole number of runs (65600 of 2 bytes) leaves a tail.
-    Nothing outside the output is written."""
+    image of a batch moving 8 MiB+) writes its row runs with streaming stores,
+    once the first lanes (by tiles) have brought the runs to whole lines:
+    outputs 0, 16 and 40 bytes past a line; a lane count that is not a whole
+    number of runs (65600 of 2 bytes) leaves a tail. Nothing outside the
+    output is written."""
     x = _data(shape, dtype, seed=offset)
     nhwc = lk.Layout("NHWC", dims="NCHW")
     packed = nhwc.pack(x)
