@@ -938,12 +938,15 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream16_av
  * time, NCHW32c 0.70x, kCHW32 0.79x; in an L3-warm loop 0.5x. (Without the
  * prefetch, an earlier version measured no faster than the columns.) 8 and 16
  * lanes (2 MiB a block of channels: NCHW8c, NCHW16c) measured the same from
- * memory and 0.75-0.9x the time when the input is partly in L3. */
+ * memory and 0.75-0.9x the time when the input is partly in L3. A 12 KiB
+ * stage, as for 2-byte elements, leaves 256 lanes (1 KiB rows) no whole block
+ * of 16 rows. */
+#define LK_STAGED32_BYTES 16384
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream32_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t rows, ptrdiff_t lanes) {
-    char stage[16384 + LK_STAGED_MAX_GROUPS * 64] __attribute__((aligned(64)));
-    ptrdiff_t ng = lanes / 8, block = 16384 / drow / 16 * 16, gs = block * 32 + 64;
+    char stage[LK_STAGED32_BYTES + LK_STAGED_MAX_GROUPS * 64] __attribute__((aligned(64)));
+    ptrdiff_t ng = lanes / 8, block = LK_STAGED32_BYTES / drow / 16 * 16, gs = block * 32 + 64;
     ptrdiff_t blocks = rows / block;
     int shifted = ((uintptr_t)dst & 31) != 0;
     __m256i prev = _mm256_setzero_si256();
