@@ -185,9 +185,10 @@ cdef extern from "layoutkit_cast.h" nogil:
 
 
 def simd_name():
-    """The kernels in use: 'portable', 'sse4.1' (interleaves) or 'sse4.1+avx2'
-    (AVX2 transposes, de-interleaves and casts too); ``LAYOUTKIT_SIMD=portable`` or
-    ``sse4.1`` selects a lesser build."""
+    """The kernels in use: 'portable', 'sse4.1' (interleaves), 'sse4.1+avx2'
+    (AVX2 transposes, de-interleaves and casts too) or 'sse4.1+avx2+avx512vbmi'
+    (AVX-512 VBMI byte tiles too); ``LAYOUTKIT_SIMD=portable``, ``sse4.1`` or
+    ``avx2`` selects a lesser build."""
     return lk_simd_name().decode()
 
 

@@ -271,6 +271,25 @@ static inline int lk_avx2(void) {
     return lk_avx2_ok;
 }
 
+/* Whether the AVX-512 VBMI byte tiles run: the CPU has them (and the OS saves
+ * their registers, which __builtin_cpu_supports checks) and LAYOUTKIT_SIMD
+ * does not ask for less (avx2, sse4.1, portable). */
+static int lk_vbmi_ok = -1;
+
+static inline int lk_vbmi(void) {
+    if (lk_vbmi_ok < 0) {
+        int ok = 0;
+#if defined(LK_HAVE_X86_CLONES) && (defined(__clang__) || __GNUC__ >= 8)
+        const char *force = getenv("LAYOUTKIT_SIMD");
+        if (lk_avx2() && !(force && strcmp(force, "avx2") == 0))
+            ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi");
+#endif
+        lk_vbmi_ok = ok;
+    }
+    return lk_vbmi_ok;
+}
+
 static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
                               ptrdiff_t ostride, int es);
 
@@ -351,7 +370,7 @@ static inline void lk_deinterleave(void *restrict out, ptrdiff_t orow, const voi
 
 static inline const char *lk_simd_name(void) {
     switch (lk_simd()) {
-    case 1: return lk_avx2() ? "sse4.1+avx2" : "sse4.1";
+    case 1: return lk_vbmi() ? "sse4.1+avx2+avx512vbmi" : lk_avx2() ? "sse4.1+avx2" : "sse4.1";
     case 2: return "avx2";
     default: return "portable";
     }
@@ -543,6 +562,79 @@ __attribute__((target("avx2"))) static inline void lk_tilew(char *d, ptrdiff_t d
     default: lk_tilew_64(d, ds, s, ss); break;
     }
 }
+
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
+/*
+ * AVX-512 VBMI byte tiles (Ice Lake, Zen 4 and later): vpermt2b picks any 64
+ * of 128 bytes, so three rounds of it transpose 32 lanes by 16 rows where the
+ * AVX2 tile takes four rounds of unpacks plus inserts, and 64-byte stores
+ * write two destination rows at once. Register q is built from 16 bytes of
+ * each of lanes 4q..4q+3; round 1 pairs registers into 8 lanes by 8 rows,
+ * round 2 into 16 lanes by 4 rows, round 3 into 32 lanes by 2 rows, each
+ * register [row][lane] in order. In the byte pipeline below, kCHW32 int8 of
+ * 1x64x256x256 in a hot loop: 158-160 us against 169-174 with the AVX2 tiles
+ * (0.58x against 0.54x a copy, Zen 4). In L1 alone the tiles are no faster;
+ * the gain is fewer instructions in flight behind the lane copies' misses.
+ */
+#define LK_HAVE_VBMI_TILES 1
+#define LK_VBMI __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi")))
+#define LK_IDX8(F, b) F(b), F(b + 1), F(b + 2), F(b + 3), F(b + 4), F(b + 5), F(b + 6), F(b + 7)
+#define LK_IDX64(F)                                                              \
+    LK_IDX8(F, 0), LK_IDX8(F, 8), LK_IDX8(F, 16), LK_IDX8(F, 24), LK_IDX8(F, 32), \
+        LK_IDX8(F, 40), LK_IDX8(F, 48), LK_IDX8(F, 56)
+/* Byte p of a round's output: row p / width, lane p % width; lanes below half
+ * the width come from the first register (index < 64), the rest from the second. */
+#define LK_VB_R1(p) (16 * ((p) % 8) + (p) / 8)
+#define LK_VB_R2(p) ((p) % 16 < 8 ? (p) / 16 * 8 + (p) % 16 : 56 + (p) / 16 * 8 + (p) % 16)
+#define LK_VB_R3(p) ((p) % 32 < 16 ? (p) / 32 * 16 + (p) % 32 : 48 + (p) / 32 * 16 + (p) % 32)
+static const uint8_t lk_vbmi_rounds[3][64] __attribute__((aligned(64))) = {
+    {LK_IDX64(LK_VB_R1)}, {LK_IDX64(LK_VB_R2)}, {LK_IDX64(LK_VB_R3)}};
+
+/* 32 lanes ss apart (16-byte pieces) by 16 rows into 16 rows of 32 bytes, ds apart. */
+LK_VBMI static inline void lk_tile_vbmi_8(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) {
+    /* r1h, r2h, r3h: each round's second output, the later rows of its pair. */
+    const __m512i r1 = _mm512_load_si512(lk_vbmi_rounds[0]);
+    const __m512i r2 = _mm512_load_si512(lk_vbmi_rounds[1]);
+    const __m512i r3 = _mm512_load_si512(lk_vbmi_rounds[2]);
+    const __m512i r1h = _mm512_add_epi8(r1, _mm512_set1_epi8(8));
+    const __m512i r2h = _mm512_add_epi8(r2, _mm512_set1_epi8(32));
+    const __m512i r3h = _mm512_add_epi8(r3, _mm512_set1_epi8(32));
+    __m512i z[8], y[8], w[8];
+    for (int q = 0; q < 8; q++) {
+        const char *p = s + 4 * q * ss;
+        __m256i lo = _mm256_loadu2_m128i((const __m128i *)(p + ss), (const __m128i *)p);
+        __m256i hi =
+            _mm256_loadu2_m128i((const __m128i *)(p + 3 * ss), (const __m128i *)(p + 2 * ss));
+        z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    }
+    /* y[2a + h]: lanes 8a..8a+7, rows 8h..8h+7. */
+    for (int a = 0; a < 4; a++) {
+        y[2 * a] = _mm512_permutex2var_epi8(z[2 * a], r1, z[2 * a + 1]);
+        y[2 * a + 1] = _mm512_permutex2var_epi8(z[2 * a], r1h, z[2 * a + 1]);
+    }
+    /* w[4h + 2b + e]: lanes 16b..16b+15, rows 8h+4e..8h+4e+3. */
+    for (int b = 0; b < 2; b++)
+        for (int h = 0; h < 2; h++) {
+            w[4 * h + 2 * b] = _mm512_permutex2var_epi8(y[4 * b + h], r2, y[4 * b + 2 + h]);
+            w[4 * h + 2 * b + 1] = _mm512_permutex2var_epi8(y[4 * b + h], r2h, y[4 * b + 2 + h]);
+        }
+    for (int h = 0; h < 2; h++)
+        for (int e = 0; e < 2; e++) {
+            __m512i rows01 = _mm512_permutex2var_epi8(w[4 * h + e], r3, w[4 * h + 2 + e]);
+            __m512i rows23 = _mm512_permutex2var_epi8(w[4 * h + e], r3h, w[4 * h + 2 + e]);
+            char *o = d + (8 * h + 4 * e) * ds;
+            if (ds == 32) {
+                _mm512_storeu_si512(o, rows01);
+                _mm512_storeu_si512(o + 64, rows23);
+            } else {
+                _mm256_storeu_si256((__m256i *)o, _mm512_castsi512_si256(rows01));
+                _mm256_storeu_si256((__m256i *)(o + ds), _mm512_extracti64x4_epi64(rows01, 1));
+                _mm256_storeu_si256((__m256i *)(o + 2 * ds), _mm512_castsi512_si256(rows23));
+                _mm256_storeu_si256((__m256i *)(o + 3 * ds), _mm512_extracti64x4_epi64(rows23, 1));
+            }
+        }
+}
+#endif
 #endif
 
 #ifdef LK_HAVE_SSE2
@@ -758,19 +850,25 @@ static inline void lk_prefetch_runs(const char *s, ptrdiff_t slane, int lanes, p
  */
 #define LK_PIPE_BYTES 256
 
-__attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
+/* Contiguous 32-byte rows streamed out when the operation moves 12 MiB+
+ * (kCHW32 / NCHW32c int8 of 8x256x56x56, 12.8 MB: 0.63x the time from
+ * memory, 1.05x in a warm loop). Not for 1x64x256x256 (8 MiB: 0.86x from
+ * memory, but 1.17x warm, where input and output stay in L3). */
+static inline int lk_piped32_streams(const char *dst, ptrdiff_t drow) {
+    return (uintptr_t)dst % 16 == 0 && drow == 32 && lk_footprint_hint >= ((ptrdiff_t)12 << 20);
+}
+
+/* The tiles of the pipeline, a constant in each copy of its loop (one loop
+ * holding two kinds of tile spilled registers: 1.2x the time). */
+enum { LK_PIPE_AVX2, LK_PIPE_STREAM, LK_PIPE_VBMI };
+
+__attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_piped32(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
-    ptrdiff_t full_rows, ptrdiff_t full_lanes) {
+    ptrdiff_t full_rows, ptrdiff_t full_lanes, int tile) {
     char stage[2][32 * LK_PIPE_BYTES] __attribute__((aligned(64)));
     ptrdiff_t rows = full_rows - full_rows % LK_PIPE_BYTES;
     ptrdiff_t groups = full_lanes / 32, units = rows / LK_PIPE_BYTES * groups;
     if (units == 0) return 0;
-    /* Contiguous 32-byte rows streamed out when the operation moves 12 MiB+
-     * (kCHW32 / NCHW32c int8 of 8x256x56x56, 12.8 MB: 0.63x the time from
-     * memory, 1.05x in a warm loop). Not for 1x64x256x256 (8 MiB: 0.86x
-     * from memory, but 1.17x warm, where input and output stay in L3). */
-    int stream = (uintptr_t)dst % 16 == 0 && drow == 32 &&
-                 lk_footprint_hint >= ((ptrdiff_t)12 << 20);
     /* Chunks 1 and 2 of the first group, which the loop's own prefetches
      * (two chunks on) do not reach: 64 calls of 32 x 3136 bytes for kCHW32
      * int8 8x256x56x56, 0.9-0.95x the time (compare_builds.py, Zen 4). */
@@ -801,14 +899,45 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
                 lk_stage_lane(next + k * LK_PIPE_BYTES, s, LK_PIPE_BYTES);
                 lk_stage_lane(next + (k + 1) * LK_PIPE_BYTES, s + slane, LK_PIPE_BYTES);
             }
-            if (stream)
+            if (tile == LK_PIPE_STREAM)
                 lk_tilew_8_stream(d + (ptrdiff_t)k * 8 * drow, drow, cur + k * 8, LK_PIPE_BYTES);
+#ifdef LK_HAVE_VBMI_TILES
+            else if (tile == LK_PIPE_VBMI)
+                lk_tile_vbmi_8(d + (ptrdiff_t)k * 8 * drow, drow, cur + k * 8, LK_PIPE_BYTES);
+#endif
             else
                 lk_tilew_8(d + (ptrdiff_t)k * 8 * drow, drow, cur + k * 8, LK_PIPE_BYTES);
         }
     }
-    if (stream) _mm_sfence();
+    if (tile == LK_PIPE_STREAM) _mm_sfence();
     return rows;
+}
+
+__attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
+    char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
+    ptrdiff_t full_rows, ptrdiff_t full_lanes) {
+    if (lk_piped32_streams(dst, drow))
+        return lk_piped32(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_STREAM);
+    return lk_piped32(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_AVX2);
+}
+
+#ifdef LK_HAVE_VBMI_TILES
+LK_VBMI static ptrdiff_t lk_transpose_piped32_vbmi(char *restrict dst, ptrdiff_t drow,
+                                                   const char *restrict src, ptrdiff_t slane,
+                                                   ptrdiff_t full_rows, ptrdiff_t full_lanes) {
+    if (lk_piped32_streams(dst, drow))
+        return lk_piped32(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_STREAM);
+    return lk_piped32(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_VBMI);
+}
+#endif
+
+static inline ptrdiff_t lk_transpose_piped32(char *restrict dst, ptrdiff_t drow,
+                                             const char *restrict src, ptrdiff_t slane,
+                                             ptrdiff_t full_rows, ptrdiff_t full_lanes) {
+#ifdef LK_HAVE_VBMI_TILES
+    if (lk_vbmi()) return lk_transpose_piped32_vbmi(dst, drow, src, slane, full_rows, full_lanes);
+#endif
+    return lk_transpose_piped32_avx2(dst, drow, src, slane, full_rows, full_lanes);
 }
 
 /* Lanes the staged-and-streamed transposes take, in groups of 8; each group's
@@ -1671,8 +1800,8 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
             full_rows = rows - rows % (2 * n);
             /* Byte tiles read 16 lanes in lockstep, more than L1's 8 ways. */
             done = es != 1           ? 0
-                   : full_lanes % 32 == 0 ? lk_transpose_piped32_avx2(dst, drow, src, slane,
-                                                                       full_rows, full_lanes)
+                   : full_lanes % 32 == 0 ? lk_transpose_piped32(dst, drow, src, slane,
+                                                                  full_rows, full_lanes)
                                           : lk_transpose_chunked_avx2(dst, drow, src, slane,
                                                                       full_rows, full_lanes, es, n);
             lk_transpose_direct_avx2(dst + done * drow, drow, src + done * es, slane,
