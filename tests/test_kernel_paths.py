@@ -157,9 +157,14 @@ from reference import ref_pack, ref_unpack
 
 assert _repack.simd_name() == sys.argv[2], _repack.simd_name()
 rng = np.random.default_rng(1)
-# Byte transposes of 32 and 64 lanes long enough for the pipelined kernel
-# (AVX2 tiles here when AVX-512 VBMI is switched off).
-for shape, tag in (((1, 64, 40, 52), "NCHW32c"), ((2, 64, 33, 64), "NHWC")):
+# Byte transposes of 16, 32, 48 and 64 lanes long enough for the pipelined
+# kernel (AVX2 tiles here when AVX-512 VBMI is switched off).
+for shape, tag in (
+    ((1, 64, 40, 52), "NCHW32c"),
+    ((2, 64, 33, 64), "NHWC"),
+    ((2, 32, 20, 64), "NCHW16c"),
+    ((1, 48, 30, 40), "NHWC"),
+):
     x = rng.integers(0, 256, shape).astype(np.uint8)
     if lk.Layout(tag, dims="NCHW").pack(x).tobytes() != ref_pack(x, tag, dims="NCHW").tobytes():
         sys.exit(f"pack mismatch {tag} {shape}")

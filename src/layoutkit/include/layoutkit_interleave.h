@@ -645,6 +645,46 @@ LK_VBMI static inline void lk_tile_vbmi_8(char *d, ptrdiff_t ds, const char *s, 
             }
         }
 }
+
+/* 16 lanes ss apart by 16 rows into 16 rows of 16 bytes, ds apart: the first
+ * two rounds of the tile above. */
+LK_VBMI static inline void lk_tile_vbmi16_8(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) {
+    const __m512i r1 = _mm512_load_si512(lk_vbmi_rounds[0]);
+    const __m512i r2 = _mm512_load_si512(lk_vbmi_rounds[1]);
+    const __m512i r1h = _mm512_add_epi8(r1, _mm512_set1_epi8(8));
+    const __m512i r2h = _mm512_add_epi8(r2, _mm512_set1_epi8(32));
+    __m512i z[4], y[4];
+    for (int q = 0; q < 4; q++) {
+        const char *p = s + 4 * q * ss;
+        __m256i lo = _mm256_loadu2_m128i((const __m128i *)(p + ss), (const __m128i *)p);
+        __m256i hi =
+            _mm256_loadu2_m128i((const __m128i *)(p + 3 * ss), (const __m128i *)(p + 2 * ss));
+        z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    }
+    /* y[2a + h]: lanes 8a..8a+7, rows 8h..8h+7. */
+    for (int a = 0; a < 2; a++) {
+        y[2 * a] = _mm512_permutex2var_epi8(z[2 * a], r1, z[2 * a + 1]);
+        y[2 * a + 1] = _mm512_permutex2var_epi8(z[2 * a], r1h, z[2 * a + 1]);
+    }
+    for (int h = 0; h < 2; h++) {
+        __m512i rows0123 = _mm512_permutex2var_epi8(y[h], r2, y[2 + h]);
+        __m512i rows4567 = _mm512_permutex2var_epi8(y[h], r2h, y[2 + h]);
+        char *o = d + 8 * h * ds;
+        if (ds == 16) {
+            _mm512_storeu_si512(o, rows0123);
+            _mm512_storeu_si512(o + 64, rows4567);
+            continue;
+        }
+        _mm_storeu_si128((__m128i *)o, _mm512_castsi512_si128(rows0123));
+        _mm_storeu_si128((__m128i *)(o + ds), _mm512_extracti32x4_epi32(rows0123, 1));
+        _mm_storeu_si128((__m128i *)(o + 2 * ds), _mm512_extracti32x4_epi32(rows0123, 2));
+        _mm_storeu_si128((__m128i *)(o + 3 * ds), _mm512_extracti32x4_epi32(rows0123, 3));
+        _mm_storeu_si128((__m128i *)(o + 4 * ds), _mm512_castsi512_si128(rows4567));
+        _mm_storeu_si128((__m128i *)(o + 5 * ds), _mm512_extracti32x4_epi32(rows4567, 1));
+        _mm_storeu_si128((__m128i *)(o + 6 * ds), _mm512_extracti32x4_epi32(rows4567, 2));
+        _mm_storeu_si128((__m128i *)(o + 7 * ds), _mm512_extracti32x4_epi32(rows4567, 3));
+    }
+}
 #endif
 #endif
 
@@ -776,20 +816,6 @@ static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrd
 }
 
 #ifdef LK_HAVE_AVX2_TILES
-/*
- * Long lanes (NCHW -> NHWC8c / NCHW32c / kCHW32 / NHWC of a large plane). The
- * lanes of a plane-major tensor sit a large power of two apart, so the same
- * offset of every lane falls in one cache set: read in lockstep by a byte tile
- * (16 lanes, more than L1's 8 ways), they evict each other from L1 always and
- * from L2 when the pages are huge (measured 2-10x slower, depending on where the
- * OS placed the pages). So each lane of a group is first copied 512 bytes at a time, a sequential read
- * the prefetchers follow, into a small staging block, and the AVX2 double tiles
- * transpose that block into the destination rows. Returns the rows done (a
- * multiple of the rows per chunk); the caller finishes the rest.
- */
-#define LK_CHUNK_BYTES 512
-#define LK_CHUNK_LANES 32
-
 /* `bytes` (a multiple of 64) of a lane into a 64-byte aligned staging block. */
 __attribute__((target("avx2"))) static inline void lk_stage_lane(char *restrict t,
                                                                 const char *restrict s,
@@ -800,43 +826,6 @@ __attribute__((target("avx2"))) static inline void lk_stage_lane(char *restrict 
         _mm256_store_si256((__m256i *)(t + b), a0);
         _mm256_store_si256((__m256i *)(t + b + 32), a1);
     }
-}
-
-__attribute__((target("avx2"))) static ptrdiff_t lk_transpose_chunked_avx2(
-    char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
-    ptrdiff_t full_rows, ptrdiff_t full_lanes, int es, int n) {
-    char stage[LK_CHUNK_LANES * LK_CHUNK_BYTES] __attribute__((aligned(64)));
-    ptrdiff_t crow = LK_CHUNK_BYTES / es;
-    ptrdiff_t rows = full_rows - full_rows % crow;
-    ptrdiff_t step = 2 * (ptrdiff_t)n;
-    /* Rows outer: with more than one group of lanes (NHWC of 64 channels), a
-     * chunk's destination rows are finished while they are still in cache. */
-    for (ptrdiff_t i = 0; i < rows; i += crow) {
-        for (ptrdiff_t jg = 0; jg < full_lanes; jg += LK_CHUNK_LANES) {
-            ptrdiff_t group = full_lanes - jg < LK_CHUNK_LANES ? full_lanes - jg : LK_CHUNK_LANES;
-            for (ptrdiff_t k = 0; k < group; k++) {
-                const char *s = src + (jg + k) * slane + i * es;
-                char *t = stage + k * LK_CHUNK_BYTES;
-                /* The lane's chunk after next, into L2: 32 streams are more than
-                 * the hardware prefetchers follow (measured 10-40% faster). */
-                if (i + 3 * crow <= rows)
-                    for (ptrdiff_t b = 0; b < LK_CHUNK_BYTES; b += 64)
-                        _mm_prefetch(s + 2 * LK_CHUNK_BYTES + b, _MM_HINT_T1);
-                lk_stage_lane(t, s, LK_CHUNK_BYTES);
-            }
-            if (es == 1 && group == 32) {
-                for (ptrdiff_t r = 0; r < crow; r += 16)
-                    lk_tilew_8(dst + (i + r) * drow + jg, drow, stage + r, LK_CHUNK_BYTES);
-                continue;
-            }
-            for (ptrdiff_t j = 0; j < group; j += n)
-                for (ptrdiff_t r = 0; r < crow; r += step) {
-                    lk_tile2(dst + (i + r) * drow + (jg + j) * es, drow,
-                             stage + j * LK_CHUNK_BYTES + r * es, LK_CHUNK_BYTES, es);
-                }
-        }
-    }
-    return rows;
 }
 
 /* Asks for runs of `bytes` at s in `lanes` lanes slane apart into L2. Lanes
@@ -851,13 +840,23 @@ static inline void lk_prefetch_runs(const char *s, ptrdiff_t slane, int lanes, p
 }
 
 /*
- * The chunked byte transpose above for groups of exactly 32 lanes (NCHW32c,
- * kCHW32, NHWC of 64 channels), software-pipelined: while the tiles transpose
- * one staged unit (256 rows of 32 lanes), the next unit is copied in, two
- * lanes per tile, so that the copy's misses overlap the tiles' shuffles. The
- * two phases one after the other cost about their sum (the tiles alone are
- * shuffle-bound at about the speed of a copy). Measured 0.88x the time of the
- * loop above on 2 x 32 x 65536 bytes (L3-hot). Returns the rows done.
+ * Byte transposes of long lanes in groups of 16 or 32 (NCHW -> NCHW16c /
+ * NCHW32c / kCHW32 / NHWC of 16+ channels). The lanes of a plane-major tensor
+ * sit a large power of two apart, so the same offset of every lane falls in
+ * one cache set: read in lockstep by a byte tile (16+ lanes, more than L1's 8
+ * ways), they evict each other from L1 always and from L2 when the pages are
+ * huge (measured 2-10x slower). So each lane is first copied 256 bytes at a
+ * time, a sequential read, into a staging unit (256 rows of the group), and
+ * the tiles transpose the unit into the destination rows. Software-pipelined:
+ * while the tiles transpose one unit, the next is copied in, a lane or two per
+ * tile, so that the copy's misses overlap the tiles' shuffles, and the lanes'
+ * runs two units on are prefetched into L2 (more streams than the hardware
+ * prefetchers follow). Returns the rows done, a multiple of 256.
+ *
+ * Against staging a line of each lane at a time (lk_transpose_full_avx2):
+ * NCHW16c uint8 of 8x256x56x56 (16 lanes x 3136 rows) 0.8x the time with the
+ * AVX2 tiles, 0.65x with the VBMI tiles; the same at 784-1568 rows (C
+ * harness, Zen 4).
  */
 #define LK_PIPE_BYTES 256
 
@@ -865,90 +864,99 @@ static inline void lk_prefetch_runs(const char *s, ptrdiff_t slane, int lanes, p
  * (kCHW32 / NCHW32c int8 of 8x256x56x56, 12.8 MB: 0.63x the time from
  * memory, 1.05x in a warm loop). Not for 1x64x256x256 (8 MiB: 0.86x from
  * memory, but 1.17x warm, where input and output stay in L3). */
-static inline int lk_piped32_streams(const char *dst, ptrdiff_t drow) {
-    return (uintptr_t)dst % 16 == 0 && drow == 32 && lk_footprint_hint >= ((ptrdiff_t)12 << 20);
+static inline int lk_piped_streams(const char *dst, ptrdiff_t drow, int group) {
+    return group == 32 && (uintptr_t)dst % 16 == 0 && drow == 32 &&
+           lk_footprint_hint >= ((ptrdiff_t)12 << 20);
 }
 
 /* The tiles of the pipeline, a constant in each copy of its loop (one loop
  * holding two kinds of tile spilled registers: 1.2x the time). */
 enum { LK_PIPE_AVX2, LK_PIPE_STREAM, LK_PIPE_VBMI };
 
-__attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_piped32(
+/* Groups of `group` (16 or 32) lanes; full_lanes a multiple of it. */
+__attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_piped_bytes(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
-    ptrdiff_t full_rows, ptrdiff_t full_lanes, int tile) {
+    ptrdiff_t full_rows, ptrdiff_t full_lanes, int group, int tile) {
     char stage[2][32 * LK_PIPE_BYTES] __attribute__((aligned(64)));
     ptrdiff_t rows = full_rows - full_rows % LK_PIPE_BYTES;
-    ptrdiff_t groups = full_lanes / 32, units = rows / LK_PIPE_BYTES * groups;
+    ptrdiff_t groups = full_lanes / group, units = rows / LK_PIPE_BYTES * groups;
+    int per_step = group / 16; /* lanes copied per step of 16 rows */
     if (units == 0) return 0;
     /* Chunks 1 and 2 of the first group, which the loop's own prefetches
      * (two chunks on) do not reach: 64 calls of 32 x 3136 bytes for kCHW32
      * int8 8x256x56x56, 0.9-0.95x the time (compare_builds.py, Zen 4). */
     for (ptrdiff_t c = 1; c <= 2 && (c + 1) * LK_PIPE_BYTES <= rows; c++)
-        lk_prefetch_runs(src + c * LK_PIPE_BYTES, slane, 32, LK_PIPE_BYTES);
-    for (int k = 0; k < 32; k++)
+        lk_prefetch_runs(src + c * LK_PIPE_BYTES, slane, group, LK_PIPE_BYTES);
+    for (int k = 0; k < group; k++)
         lk_stage_lane(stage[0] + k * LK_PIPE_BYTES, src + k * slane, LK_PIPE_BYTES);
-    /* Unit u: rows (u / groups) * 256, lanes (u % groups) * 32; rows outer, so
-     * that with more than one group a chunk's destination rows are finished
+    /* Unit u: rows (u / groups) * 256, lanes (u % groups) * group; rows outer,
+     * so that with more than one group a unit's destination rows are finished
      * while they are still in cache. */
     for (ptrdiff_t u = 0; u < units; u++) {
         const char *cur = stage[u & 1];
         char *next = stage[(u + 1) & 1];
-        ptrdiff_t i = u / groups * LK_PIPE_BYTES, jg = u % groups * 32;
-        ptrdiff_t ni = (u + 1) / groups * LK_PIPE_BYTES, njg = (u + 1) % groups * 32;
+        ptrdiff_t i = u / groups * LK_PIPE_BYTES, jg = u % groups * group;
+        ptrdiff_t ni = (u + 1) / groups * LK_PIPE_BYTES, njg = (u + 1) % groups * group;
         int more = u + 1 < units, ahead = ni + 3 * LK_PIPE_BYTES <= rows;
         char *d = dst + i * drow + jg;
-        for (int k = 0; k < 32; k += 2) {
-            if (more) {
+        for (int step = 0; step < 16; step++) {
+            char *o = d + (ptrdiff_t)step * 16 * drow;
+            const char *t = cur + step * 16;
+            for (int k = step * per_step; more && k < (step + 1) * per_step; k++) {
                 const char *s = src + (njg + k) * slane + ni;
-                /* Two chunks further on into L2: 32 streams are more than the
-                 * hardware prefetchers follow. */
                 if (ahead)
-                    for (ptrdiff_t b = 0; b < LK_PIPE_BYTES; b += 64) {
+                    for (ptrdiff_t b = 0; b < LK_PIPE_BYTES; b += 64)
                         _mm_prefetch(s + 2 * LK_PIPE_BYTES + b, _MM_HINT_T1);
-                        _mm_prefetch(s + slane + 2 * LK_PIPE_BYTES + b, _MM_HINT_T1);
-                    }
                 lk_stage_lane(next + k * LK_PIPE_BYTES, s, LK_PIPE_BYTES);
-                lk_stage_lane(next + (k + 1) * LK_PIPE_BYTES, s + slane, LK_PIPE_BYTES);
             }
             if (tile == LK_PIPE_STREAM)
-                lk_tilew_8_stream(d + (ptrdiff_t)k * 8 * drow, drow, cur + k * 8, LK_PIPE_BYTES);
+                lk_tilew_8_stream(o, drow, t, LK_PIPE_BYTES);
 #ifdef LK_HAVE_VBMI_TILES
+            else if (tile == LK_PIPE_VBMI && group == 32)
+                lk_tile_vbmi_8(o, drow, t, LK_PIPE_BYTES);
             else if (tile == LK_PIPE_VBMI)
-                lk_tile_vbmi_8(d + (ptrdiff_t)k * 8 * drow, drow, cur + k * 8, LK_PIPE_BYTES);
+                lk_tile_vbmi16_8(o, drow, t, LK_PIPE_BYTES);
 #endif
-            else
-                lk_tilew_8(d + (ptrdiff_t)k * 8 * drow, drow, cur + k * 8, LK_PIPE_BYTES);
+            else if (group == 32)
+                lk_tilew_8(o, drow, t, LK_PIPE_BYTES);
+            else if (step % 2 == 0)
+                lk_tile2_8(o, drow, t, LK_PIPE_BYTES); /* 32 rows */
         }
     }
     if (tile == LK_PIPE_STREAM) _mm_sfence();
     return rows;
 }
 
-__attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped32_avx2(
+__attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes) {
-    if (lk_piped32_streams(dst, drow))
-        return lk_piped32(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_STREAM);
-    return lk_piped32(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_AVX2);
+    if (full_lanes % 32 != 0)
+        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 16, LK_PIPE_AVX2);
+    if (lk_piped_streams(dst, drow, 32))
+        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_STREAM);
+    return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_AVX2);
 }
 
 #ifdef LK_HAVE_VBMI_TILES
-LK_VBMI static ptrdiff_t lk_transpose_piped32_vbmi(char *restrict dst, ptrdiff_t drow,
-                                                   const char *restrict src, ptrdiff_t slane,
-                                                   ptrdiff_t full_rows, ptrdiff_t full_lanes) {
-    if (lk_piped32_streams(dst, drow))
-        return lk_piped32(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_STREAM);
-    return lk_piped32(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_VBMI);
+LK_VBMI static ptrdiff_t lk_transpose_piped_vbmi(char *restrict dst, ptrdiff_t drow,
+                                                 const char *restrict src, ptrdiff_t slane,
+                                                 ptrdiff_t full_rows, ptrdiff_t full_lanes) {
+    if (full_lanes % 32 != 0)
+        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 16, LK_PIPE_VBMI);
+    if (lk_piped_streams(dst, drow, 32))
+        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_STREAM);
+    return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_VBMI);
 }
 #endif
 
-static inline ptrdiff_t lk_transpose_piped32(char *restrict dst, ptrdiff_t drow,
-                                             const char *restrict src, ptrdiff_t slane,
-                                             ptrdiff_t full_rows, ptrdiff_t full_lanes) {
+/* Byte lanes (full_lanes a multiple of 16) through the pipeline; rows done. */
+static inline ptrdiff_t lk_transpose_piped(char *restrict dst, ptrdiff_t drow,
+                                           const char *restrict src, ptrdiff_t slane,
+                                           ptrdiff_t full_rows, ptrdiff_t full_lanes) {
 #ifdef LK_HAVE_VBMI_TILES
-    if (lk_vbmi()) return lk_transpose_piped32_vbmi(dst, drow, src, slane, full_rows, full_lanes);
+    if (lk_vbmi()) return lk_transpose_piped_vbmi(dst, drow, src, slane, full_rows, full_lanes);
 #endif
-    return lk_transpose_piped32_avx2(dst, drow, src, slane, full_rows, full_lanes);
+    return lk_transpose_piped_avx2(dst, drow, src, slane, full_rows, full_lanes);
 }
 
 /* Lanes the staged-and-streamed transposes take, in groups of 8; each group's
@@ -1796,27 +1804,23 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         full_rows = rows - rows % n;
         ptrdiff_t full_lanes = lanes - lanes % n;
 #ifdef LK_HAVE_AVX2_TILES
-        /* Bytes: only long lanes (the staged loops below measured faster on
-         * short ones), from 1024 rows for 32+ lanes (kCHW32 / NCHW32c int8 of
-         * 8x256x56x56, 32 lanes of 3136 rows: 0.8x the time of the staged
-         * loops on Zen 4); wider elements from two tiles of rows on, except
-         * 2-byte elements under 4096 rows whose lanes or destination rows are
-         * a multiple of 4 KiB apart, where the staged loops keep within L1's
-         * ways (Zen 4, float16 NCHW <-> NHWC of 1x2048x7x7: 0.55-0.75x the
-         * time of the direct tiles; float32 is the other way round). */
+        /* Bytes: the pipeline from one unit of rows (256) on, the rows past
+         * its last unit by the staged loops (against those loops alone, C
+         * harness, Zen 4: 16 lanes of 400-3136 rows 0.7-0.8x the time, 32-256
+         * lanes of 256-784 rows 0.85x). Wider elements from two tiles of rows
+         * on, except 2-byte elements under 4096 rows whose lanes or
+         * destination rows are a multiple of 4 KiB apart, where the staged
+         * loops keep within L1's ways (Zen 4, float16 NCHW <-> NHWC of
+         * 1x2048x7x7: 0.55-0.75x the time of the direct tiles; float32 is the
+         * other way round). */
         int short_aliased = es == 2 && rows < 4096 && (drow % 4096 == 0 || slane % 4096 == 0);
-        if (lk_avx2() && full_lanes >= n && !short_aliased &&
-            (es != 1 ? rows >= 2 * n : rows >= 4096 || (rows >= 1024 && full_lanes >= 32))) {
-            ptrdiff_t done;
+        if (lk_avx2() && es == 1 && full_lanes >= n && rows >= LK_PIPE_BYTES) {
+            ptrdiff_t done = lk_transpose_piped(dst, drow, src, slane, full_rows, full_lanes);
+            lk_transpose_full_avx2(dst + done * drow, drow, src + done, slane, full_rows - done,
+                                   full_lanes, es, n);
+        } else if (lk_avx2() && es != 1 && full_lanes >= n && !short_aliased && rows >= 2 * n) {
             full_rows = rows - rows % (2 * n);
-            /* Byte tiles read 16 lanes in lockstep, more than L1's 8 ways. */
-            done = es != 1           ? 0
-                   : full_lanes % 32 == 0 ? lk_transpose_piped32(dst, drow, src, slane,
-                                                                  full_rows, full_lanes)
-                                          : lk_transpose_chunked_avx2(dst, drow, src, slane,
-                                                                      full_rows, full_lanes, es, n);
-            lk_transpose_direct_avx2(dst + done * drow, drow, src + done * es, slane,
-                                     full_rows - done, full_lanes, es, n);
+            lk_transpose_direct_avx2(dst, drow, src, slane, full_rows, full_lanes, es, n);
         } else if (lk_avx2())
             lk_transpose_full_avx2(dst, drow, src, slane, full_rows, full_lanes, es, n);
         else
