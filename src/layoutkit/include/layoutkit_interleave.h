@@ -601,49 +601,70 @@ __attribute__((target("avx2"))) static inline void lk_tilew(char *d, ptrdiff_t d
 static const uint8_t lk_vbmi_rounds[3][64] __attribute__((aligned(64))) = {
     {LK_IDX64(LK_VB_R1)}, {LK_IDX64(LK_VB_R2)}, {LK_IDX64(LK_VB_R3)}};
 
-/* 32 lanes ss apart (16-byte pieces) by 16 rows into 16 rows of 32 bytes, ds apart. */
-LK_VBMI static inline void lk_tile_vbmi_8(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) {
-    /* r1h, r2h, r3h: each round's second output, the later rows of its pair. */
-    const __m512i r1 = _mm512_load_si512(lk_vbmi_rounds[0]);
-    const __m512i r2 = _mm512_load_si512(lk_vbmi_rounds[1]);
-    const __m512i r3 = _mm512_load_si512(lk_vbmi_rounds[2]);
-    const __m512i r1h = _mm512_add_epi8(r1, _mm512_set1_epi8(8));
-    const __m512i r2h = _mm512_add_epi8(r2, _mm512_set1_epi8(32));
-    const __m512i r3h = _mm512_add_epi8(r3, _mm512_set1_epi8(32));
-    __m512i z[8], y[8], w[8];
-    for (int q = 0; q < 8; q++) {
-        const char *p = s + 4 * q * ss;
-        __m256i lo = _mm256_loadu2_m128i((const __m128i *)(p + ss), (const __m128i *)p);
-        __m256i hi =
-            _mm256_loadu2_m128i((const __m128i *)(p + 3 * ss), (const __m128i *)(p + 2 * ss));
-        z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+/* 32 lanes (16-byte pieces at ROW(k)) by 16 rows into 16 rows of 32 bytes, ds apart. */
+#define LK_VBMI_TILE32_BODY(ROW)                                                                    \
+    {                                                                                               \
+        /* r1h, r2h, r3h: each round's second output, the later rows of its pair. */                \
+        const __m512i r1 = _mm512_load_si512(lk_vbmi_rounds[0]);                                    \
+        const __m512i r2 = _mm512_load_si512(lk_vbmi_rounds[1]);                                    \
+        const __m512i r3 = _mm512_load_si512(lk_vbmi_rounds[2]);                                    \
+        const __m512i r1h = _mm512_add_epi8(r1, _mm512_set1_epi8(8));                               \
+        const __m512i r2h = _mm512_add_epi8(r2, _mm512_set1_epi8(32));                              \
+        const __m512i r3h = _mm512_add_epi8(r3, _mm512_set1_epi8(32));                              \
+        __m512i z[8], y[8], w[8];                                                                   \
+        for (int q = 0; q < 8; q++) {                                                               \
+            __m256i lo = _mm256_loadu2_m128i((const __m128i *)(ROW(4 * q + 1)),                     \
+                                             (const __m128i *)(ROW(4 * q)));                        \
+            __m256i hi = _mm256_loadu2_m128i((const __m128i *)(ROW(4 * q + 3)),                     \
+                                             (const __m128i *)(ROW(4 * q + 2)));                    \
+            z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);                           \
+        }                                                                                           \
+        /* y[2a + h]: lanes 8a..8a+7, rows 8h..8h+7. */                                             \
+        for (int a = 0; a < 4; a++) {                                                               \
+            y[2 * a] = _mm512_permutex2var_epi8(z[2 * a], r1, z[2 * a + 1]);                        \
+            y[2 * a + 1] = _mm512_permutex2var_epi8(z[2 * a], r1h, z[2 * a + 1]);                   \
+        }                                                                                           \
+        /* w[4h + 2b + e]: lanes 16b..16b+15, rows 8h+4e..8h+4e+3. */                               \
+        for (int b = 0; b < 2; b++)                                                                 \
+            for (int h = 0; h < 2; h++) {                                                           \
+                __m512i lo8 = y[4 * b + h], hi8 = y[4 * b + 2 + h];                                 \
+                w[4 * h + 2 * b] = _mm512_permutex2var_epi8(lo8, r2, hi8);                          \
+                w[4 * h + 2 * b + 1] = _mm512_permutex2var_epi8(lo8, r2h, hi8);                     \
+            }                                                                                       \
+        for (int h = 0; h < 2; h++)                                                                 \
+            for (int e = 0; e < 2; e++) {                                                           \
+                __m512i lo16 = w[4 * h + e], hi16 = w[4 * h + 2 + e];                               \
+                __m512i rows01 = _mm512_permutex2var_epi8(lo16, r3, hi16);                          \
+                __m512i rows23 = _mm512_permutex2var_epi8(lo16, r3h, hi16);                         \
+                char *o = d + (8 * h + 4 * e) * ds;                                                 \
+                if (ds == 32) {                                                                     \
+                    _mm512_storeu_si512(o, rows01);                                                 \
+                    _mm512_storeu_si512(o + 64, rows23);                                            \
+                } else {                                                                            \
+                    _mm256_storeu_si256((__m256i *)o, _mm512_castsi512_si256(rows01));              \
+                    _mm256_storeu_si256((__m256i *)(o + ds), _mm512_extracti64x4_epi64(rows01, 1)); \
+                    _mm256_storeu_si256((__m256i *)(o + 2 * ds), _mm512_castsi512_si256(rows23));   \
+                    _mm256_storeu_si256((__m256i *)(o + 3 * ds),                                    \
+                                        _mm512_extracti64x4_epi64(rows23, 1));                      \
+                }                                                                                   \
+            }                                                                                       \
     }
-    /* y[2a + h]: lanes 8a..8a+7, rows 8h..8h+7. */
-    for (int a = 0; a < 4; a++) {
-        y[2 * a] = _mm512_permutex2var_epi8(z[2 * a], r1, z[2 * a + 1]);
-        y[2 * a + 1] = _mm512_permutex2var_epi8(z[2 * a], r1h, z[2 * a + 1]);
+LK_VBMI static inline void lk_tile_vbmi_8(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss)
+    LK_VBMI_TILE32_BODY(LK_ROW_STRIDED)
+/* Lanes at their own addresses (lanes[k] + off), as lk_ptilew_8. */
+LK_VBMI static inline void lk_ptile_vbmi_8(char *d, ptrdiff_t ds, const void *const *lanes,
+                                           ptrdiff_t off) LK_VBMI_TILE32_BODY(LK_ROW_LANES)
+
+/* lk_interleave_wide_avx2 of bytes with the tile above; k >= 32, m >= 16. */
+LK_VBMI static void lk_interleave_wide_vbmi(char *o, const void *const *lanes, ptrdiff_t m, int k,
+                                            ptrdiff_t orow) {
+    for (ptrdiff_t i0 = 0; i0 < m; i0 += 16) {
+        ptrdiff_t i = i0 + 16 <= m ? i0 : m - 16;
+        for (int j0 = 0; j0 < k; j0 += 32) {
+            int j = j0 + 32 <= k ? j0 : k - 32;
+            lk_ptile_vbmi_8(o + i * orow + j, orow, lanes + j, i);
+        }
     }
-    /* w[4h + 2b + e]: lanes 16b..16b+15, rows 8h+4e..8h+4e+3. */
-    for (int b = 0; b < 2; b++)
-        for (int h = 0; h < 2; h++) {
-            w[4 * h + 2 * b] = _mm512_permutex2var_epi8(y[4 * b + h], r2, y[4 * b + 2 + h]);
-            w[4 * h + 2 * b + 1] = _mm512_permutex2var_epi8(y[4 * b + h], r2h, y[4 * b + 2 + h]);
-        }
-    for (int h = 0; h < 2; h++)
-        for (int e = 0; e < 2; e++) {
-            __m512i rows01 = _mm512_permutex2var_epi8(w[4 * h + e], r3, w[4 * h + 2 + e]);
-            __m512i rows23 = _mm512_permutex2var_epi8(w[4 * h + e], r3h, w[4 * h + 2 + e]);
-            char *o = d + (8 * h + 4 * e) * ds;
-            if (ds == 32) {
-                _mm512_storeu_si512(o, rows01);
-                _mm512_storeu_si512(o + 64, rows23);
-            } else {
-                _mm256_storeu_si256((__m256i *)o, _mm512_castsi512_si256(rows01));
-                _mm256_storeu_si256((__m256i *)(o + ds), _mm512_extracti64x4_epi64(rows01, 1));
-                _mm256_storeu_si256((__m256i *)(o + 2 * ds), _mm512_castsi512_si256(rows23));
-                _mm256_storeu_si256((__m256i *)(o + 3 * ds), _mm512_extracti64x4_epi64(rows23, 1));
-            }
-        }
 }
 
 /* 16 lanes ss apart by 16 rows into 16 rows of 16 bytes, ds apart: the first
@@ -786,6 +807,12 @@ static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrd
     if (!n || k < n || m < n) return 0;
     char *o = (char *)out;
     ptrdiff_t orow = ostride * es;
+#ifdef LK_HAVE_VBMI_TILES
+    if (es == 1 && k >= 32 && m >= 16 && lk_vbmi()) {
+        lk_interleave_wide_vbmi(o, lanes, m, k, orow);
+        return 1;
+    }
+#endif
 #ifdef LK_HAVE_AVX2_TILES
     if (k >= 2 * n && lk_avx2()) {
         lk_interleave_wide_avx2(o, lanes, m, k, orow, es, n);
