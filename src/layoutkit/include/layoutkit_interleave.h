@@ -329,6 +329,23 @@ static inline void lk_interleave(void *restrict out, const void *const *lanes, p
     lk_interleave_portable(out, lanes, m, k, ostride, es);
 }
 
+/* nq x n0 runs of `run` bytes (16, 32, 64 or 128), run (q, r) from src + q sq +
+ * r s0 to dst + q dq + r d0: whole 32-channel runs of croutons <-> NHWC. One
+ * loop per size, so each run is a few moves of a constant size. */
+#define LK_RUNS_2D(RUN)                                                          \
+    for (ptrdiff_t q = 0; q < nq; q++)                                           \
+        for (ptrdiff_t r = 0; r < n0; r++) memcpy(dst + q * dq + r * d0, src + q * sq + r * s0, RUN)
+static inline void lk_copy_runs_2d(char *restrict dst, ptrdiff_t dq, ptrdiff_t d0,
+                                   const char *restrict src, ptrdiff_t sq, ptrdiff_t s0,
+                                   ptrdiff_t nq, ptrdiff_t n0, ptrdiff_t run) {
+    switch (run) {
+    case 16: LK_RUNS_2D(16); break;
+    case 32: LK_RUNS_2D(32); break;
+    case 64: LK_RUNS_2D(64); break;
+    default: LK_RUNS_2D(128); break;
+    }
+}
+
 /* Ask for the first `bytes` (up to 4 lines) of a lane that the next box will read. */
 static inline void lk_prefetch_t0(const char *p) {
 #if defined(__GNUC__) || defined(__clang__)
