@@ -607,6 +607,10 @@ __attribute__((target("avx2"))) static inline void lk_tilew(char *d, ptrdiff_t d
  */
 #define LK_HAVE_VBMI_TILES 1
 #define LK_VBMI __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi")))
+/* 16 bytes at lo, then 16 at hi (_mm256_loadu2_m128i, which older compilers lack). */
+#define LK_LOAD_PAIR(lo, hi)                                                     \
+    _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(lo))), \
+                            _mm_loadu_si128((const __m128i *)(hi)), 1)
 #define LK_IDX8(F, b) F(b), F(b + 1), F(b + 2), F(b + 3), F(b + 4), F(b + 5), F(b + 6), F(b + 7)
 #define LK_IDX64(F)                                                              \
     LK_IDX8(F, 0), LK_IDX8(F, 8), LK_IDX8(F, 16), LK_IDX8(F, 24), LK_IDX8(F, 32), \
@@ -631,10 +635,8 @@ static const uint8_t lk_vbmi_rounds[3][64] __attribute__((aligned(64))) = {
         const __m512i r3h = _mm512_add_epi8(r3, _mm512_set1_epi8(32));                              \
         __m512i z[8], y[8], w[8];                                                                   \
         for (int q = 0; q < 8; q++) {                                                               \
-            __m256i lo = _mm256_loadu2_m128i((const __m128i *)(ROW(4 * q + 1)),                     \
-                                             (const __m128i *)(ROW(4 * q)));                        \
-            __m256i hi = _mm256_loadu2_m128i((const __m128i *)(ROW(4 * q + 3)),                     \
-                                             (const __m128i *)(ROW(4 * q + 2)));                    \
+            __m256i lo = LK_LOAD_PAIR(ROW(4 * q), ROW(4 * q + 1));                                  \
+            __m256i hi = LK_LOAD_PAIR(ROW(4 * q + 2), ROW(4 * q + 3));                              \
             z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);                           \
         }                                                                                           \
         /* y[2a + h]: lanes 8a..8a+7, rows 8h..8h+7. */                                             \
@@ -686,8 +688,8 @@ LK_VBMI static ptrdiff_t lk_interleave8_u8_vbmi(char *o, const void *const *lane
         __m512i z[2];
         for (int q = 0; q < 2; q++) {
             const char *const *l = (const char *const *)lanes + 4 * q;
-            __m256i lo = _mm256_loadu2_m128i((const __m128i *)(l[1] + i), (const __m128i *)(l[0] + i));
-            __m256i hi = _mm256_loadu2_m128i((const __m128i *)(l[3] + i), (const __m128i *)(l[2] + i));
+            __m256i lo = LK_LOAD_PAIR(l[0] + i, l[1] + i);
+            __m256i hi = LK_LOAD_PAIR(l[2] + i, l[3] + i);
             z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
         }
         _mm512_storeu_si512(o + i * 8, _mm512_permutex2var_epi8(z[0], r1, z[1]));
@@ -718,9 +720,8 @@ LK_VBMI static inline void lk_tile_vbmi16_8(char *d, ptrdiff_t ds, const char *s
     __m512i z[4], y[4];
     for (int q = 0; q < 4; q++) {
         const char *p = s + 4 * q * ss;
-        __m256i lo = _mm256_loadu2_m128i((const __m128i *)(p + ss), (const __m128i *)p);
-        __m256i hi =
-            _mm256_loadu2_m128i((const __m128i *)(p + 3 * ss), (const __m128i *)(p + 2 * ss));
+        __m256i lo = LK_LOAD_PAIR(p, p + ss);
+        __m256i hi = LK_LOAD_PAIR(p + 2 * ss, p + 3 * ss);
         z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
     }
     /* y[2a + h]: lanes 8a..8a+7, rows 8h..8h+7. */
