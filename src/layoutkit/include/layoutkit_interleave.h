@@ -293,9 +293,10 @@ static inline int lk_vbmi(void) {
 static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
                               ptrdiff_t ostride, int es);
 
-/* Hand-written shuffles for the commonest narrow cases (3 lanes both ways, 8
- * lanes out): the rows they did, a multiple of their step; 0 where they do not
- * apply (other shapes, no AVX2, LAYOUTKIT_SIMD set lower). */
+/* Hand-written shuffles for the commonest narrow cases (3 lanes both ways, 4
+ * and 8 byte lanes in, 8 lanes out): the rows they did, a multiple of their
+ * step; 0 where they do not apply (other shapes, no AVX2 or VBMI,
+ * LAYOUTKIT_SIMD set lower). */
 static ptrdiff_t lk_interleave_shuffled(void *restrict out, const void *const *lanes,
                                         ptrdiff_t m, int k, ptrdiff_t ostride, int es);
 static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
