@@ -183,6 +183,27 @@ for stream in (-1, 0):
 """
 
 
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+def test_vbmi_kernels_chosen_where_the_cpu_has_them():
+    """The AVX-512 VBMI byte kernels are what the default build runs on a CPU
+    with them, so that this suite tests them (and on others, never)."""
+    flags = _cpu_flags()
+    if flags is None or os.environ.get("LAYOUTKIT_SIMD"):
+        pytest.skip("needs /proc/cpuinfo and the default kernel choice")
+    has_vbmi = {"avx512f", "avx512bw", "avx512vl", "avx512vbmi"} <= flags
+    assert _repack.simd_name().endswith("+avx512vbmi") == has_vbmi, _repack.simd_name()
+
+
 @pytest.mark.parametrize(
     ("simd", "name"), [("portable", "portable"), ("sse4.1", "sse4.1"), ("avx2", "sse4.1+avx2")]
 )
