@@ -934,9 +934,8 @@ static inline void lk_prefetch_runs(const char *s, ptrdiff_t slane, int lanes, p
  * (kCHW32 / NCHW32c int8 of 8x256x56x56, 12.8 MB: 0.63x the time from
  * memory, 1.05x in a warm loop). Not for 1x64x256x256 (8 MiB: 0.86x from
  * memory, but 1.17x warm, where input and output stay in L3). */
-static inline int lk_piped_streams(const char *dst, ptrdiff_t drow, int group) {
-    return group == 32 && (uintptr_t)dst % 16 == 0 && drow == 32 &&
-           lk_footprint_hint >= ((ptrdiff_t)12 << 20);
+static inline int lk_piped_streams(const char *dst, ptrdiff_t drow) {
+    return (uintptr_t)dst % 16 == 0 && drow == 32 && lk_footprint_hint >= ((ptrdiff_t)12 << 20);
 }
 
 /* The tiles of the pipeline, a constant in each copy of its loop (one loop
@@ -997,25 +996,29 @@ __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_piped_
     return rows;
 }
 
+/* Groups of 32 lanes when full_lanes allows, else 16; 32-byte rows of a large
+ * operation streamed; otherwise `tile`. */
+__attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_piped_choose(
+    char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
+    ptrdiff_t full_rows, ptrdiff_t full_lanes, int tile) {
+    if (full_lanes % 32 != 0)
+        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 16, tile);
+    if (lk_piped_streams(dst, drow))
+        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_STREAM);
+    return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, tile);
+}
+
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_piped_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t full_rows, ptrdiff_t full_lanes) {
-    if (full_lanes % 32 != 0)
-        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 16, LK_PIPE_AVX2);
-    if (lk_piped_streams(dst, drow, 32))
-        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_STREAM);
-    return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_AVX2);
+    return lk_piped_choose(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_AVX2);
 }
 
 #ifdef LK_HAVE_VBMI_TILES
 LK_VBMI static ptrdiff_t lk_transpose_piped_vbmi(char *restrict dst, ptrdiff_t drow,
                                                  const char *restrict src, ptrdiff_t slane,
                                                  ptrdiff_t full_rows, ptrdiff_t full_lanes) {
-    if (full_lanes % 32 != 0)
-        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 16, LK_PIPE_VBMI);
-    if (lk_piped_streams(dst, drow, 32))
-        return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_STREAM);
-    return lk_piped_bytes(dst, drow, src, slane, full_rows, full_lanes, 32, LK_PIPE_VBMI);
+    return lk_piped_choose(dst, drow, src, slane, full_rows, full_lanes, LK_PIPE_VBMI);
 }
 #endif
 
