@@ -30,7 +30,7 @@ import numpy as np
 
 from ._errors import LayoutError
 from ._repack import RepackPlan
-from .layout import Layout, as_layout
+from .layout import Layout, as_dtype, as_layout, exact_shape
 
 __all__ = ["convert", "pack", "unpack"]
 
@@ -286,7 +286,7 @@ def _conversion_cached(
 
 
 def _conversion(src: np.dtype, dtype: Any, scale: Any, zero_point: Any) -> Conversion | None:
-    if dtype is None or np.dtype(dtype) == src:
+    if dtype is None or as_dtype(dtype) == src:
         if dtype is None and (scale is not None or zero_point is not None):
             raise LayoutError(
                 "scale/zero_point given without dtype=; pass the output dtype to quantize"
@@ -296,10 +296,7 @@ def _conversion(src: np.dtype, dtype: Any, scale: Any, zero_point: Any) -> Conve
                 f"dtype={np.dtype(dtype)} equals the input dtype: nothing to quantize"
             )
         return None
-    try:
-        dst = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype={dtype!r} is not a numpy dtype") from None
+    dst = as_dtype(dtype)
     for name, dt in (("input dtype", src), ("dtype", dst)):
         if dt not in _FLOAT_CODES and dt not in _INT_CODES:
             raise LayoutError(f"{name} {dt} cannot be converted; supported: {_SUPPORTED}")
@@ -354,7 +351,26 @@ def _as_array(x: Any, name: str) -> np.ndarray:
         raise TypeError(
             f"{name}: dtype {arr.dtype} holds Python objects; layoutkit moves raw elements only"
         )
+    check_element_size(arr.dtype, f"{name}: dtype")
     return arr
+
+
+def check_allocation(shape: tuple[int, ...], dtype: np.dtype, what: str) -> None:
+    """Raise LayoutError when ``shape`` of ``dtype`` cannot exist in this address space."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > sys.maxsize:
+        raise LayoutError(
+            f"{what} of shape {shape} ({dtype}) would take {nbytes} bytes, more than this "
+            f"process can address ({sys.maxsize})"
+        )
+
+
+def check_element_size(dtype: np.dtype, name: str) -> None:
+    """Raise LayoutError for a dtype whose elements have no bytes (``V0``, ``S0``)."""
+    if dtype.itemsize == 0:
+        raise LayoutError(
+            f"{name} {dtype} has 0-byte elements; expected elements of 1 byte or more"
+        )
 
 
 def _pad_bytes(pad_value: Any, dtype: np.dtype) -> np.ndarray:
@@ -371,7 +387,7 @@ def _pad_bytes_cached(kind: str, pad_value: Any, dtype: np.dtype) -> np.ndarray:
 
 
 def _pad_bytes_uncached(pad_value: Any, dtype: np.dtype) -> np.ndarray:
-    if dtype.kind == "V" and dtype.fields is None:
+    if dtype.kind == "V" and dtype.fields is None and not _is_ml_dtype(dtype):
         if isinstance(pad_value, (bytes, bytearray)) and len(pad_value) == dtype.itemsize:
             return np.frombuffer(bytes(pad_value), dtype=np.uint8).copy()
         if (
@@ -383,9 +399,23 @@ def _pad_bytes_uncached(pad_value: Any, dtype: np.dtype) -> np.ndarray:
         raise LayoutError(
             f"pad_value={pad_value!r}: for raw dtype {dtype} pass 0 or {dtype.itemsize} bytes"
         )
+    if pad_value is None:
+        raise LayoutError(f"pad_value=None: expected a scalar of {dtype} (0 for zero padding)")
+    is_int = isinstance(pad_value, (int, np.integer)) and not isinstance(pad_value, bool)
+    if is_int and pad_value == 0:
+        # Zero bytes for every dtype: np.array(0, "S2") is the text b"0", and
+        # float8_e8m0fnu has no zero (its 0x00 is 2**-127).
+        return np.zeros(dtype.itemsize, dtype=np.uint8)
+    if dtype.kind in "SU":
+        if not isinstance(pad_value, (str, bytes)):
+            raise LayoutError(
+                f"pad_value={pad_value!r}: for string dtype {dtype} pass 0 (zero bytes) or a "
+                "str/bytes value"
+            )
     try:
-        value = np.array(pad_value, dtype=dtype)
-    except (TypeError, ValueError, OverflowError) as exc:
+        with np.errstate(over="raise", invalid="ignore"):
+            value = np.array(pad_value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError, FloatingPointError) as exc:
         raise LayoutError(f"pad_value={pad_value!r} cannot be stored as {dtype}: {exc}") from None
     if value.shape != ():
         raise LayoutError(f"pad_value must be a scalar, got shape {value.shape}")
@@ -395,7 +425,39 @@ def _pad_bytes_uncached(pad_value: Any, dtype: np.dtype) -> np.ndarray:
             raise LayoutError(
                 f"pad_value={pad_value} does not fit {dtype} (range {info.min}..{info.max})"
             )
+    _check_pad_exact(pad_value, value, dtype)
     return np.frombuffer(value.tobytes(), dtype=np.uint8).copy()
+
+
+def _is_ml_dtype(dtype: np.dtype) -> bool:
+    """bfloat16, float8_*, int4 ...: numeric, though numpy gives most of them kind "V"."""
+    return dtype.type.__module__.split(".")[0] == "ml_dtypes"
+
+
+def _check_pad_exact(pad_value: Any, value: np.ndarray, dtype: np.dtype) -> None:
+    """Refuse a numeric pad value that the cast would change (1.5 -> 1 in uint8,
+    2 -> True in bool, 1e6 -> inf in float16); NaN and infinities stay allowed."""
+    if not isinstance(pad_value, (int, float, np.integer, np.floating)):
+        return
+    ml = _is_ml_dtype(dtype)
+    floating = dtype.kind == "f" or (ml and "float" in dtype.name)
+    if not (floating or dtype.kind in "biu" or ml):
+        return
+    given = float(pad_value)
+    if not math.isfinite(given):
+        if floating:
+            return
+        raise LayoutError(f"pad_value={pad_value!r} cannot be stored as {dtype}")
+    stored = float(value.astype(np.float64))
+    if floating and not math.isfinite(stored):
+        raise LayoutError(
+            f"pad_value={pad_value!r} does not fit {dtype} (it would become {value.item()!r})"
+        )
+    if not floating and stored != given:
+        raise LayoutError(
+            f"pad_value={pad_value!r} cannot be stored exactly as {dtype} (it would become "
+            f"{value.item()!r})"
+        )
 
 
 def _check_out(
@@ -500,6 +562,7 @@ def _execute(
     """
     out_dtype = conv.dst if conv is not None else arr.dtype
     if out is None:
+        check_allocation(result_shape, out_dtype, "the output")
         result = np.empty(result_shape, dtype=out_dtype)
     else:
         result = _check_out(out, out_dtype, result_shape, (arr,))
@@ -630,7 +693,7 @@ def unpack(
     threads: int | None = None,
 ) -> np.ndarray:
     key = None
-    if type(buf) is np.ndarray:
+    if type(buf) is np.ndarray and exact_shape(shape):
         key = (1, layout, buf.dtype, buf.shape, buf.strides, shape,
                dtype, type(scale), scale, type(zero_point), zero_point)  # fmt: skip
         done = _fast_run(key, buf, out, threads)
@@ -728,7 +791,7 @@ def convert(
     [1, -3, 5, 0]
     """
     key = None
-    if type(buf) is np.ndarray:
+    if type(buf) is np.ndarray and exact_shape(shape):
         key = (2, buf.dtype, buf.shape, buf.strides, shape, src, dst, type(pad_value), pad_value,
                dtype, type(scale), scale, type(zero_point), zero_point)  # fmt: skip
         done = _fast_run(key, buf, out, threads)

@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _notation
 from ._errors import LayoutError
-from .layout import Layout
+from .layout import Layout, as_dtype
 
 __all__ = [
     "PRESETS",
@@ -269,7 +269,7 @@ def layout(
         chosen is not None
         and pairing is not None
         and dtype is not None
-        and np.dtype(dtype).itemsize not in pairing
+        and as_dtype(dtype).itemsize not in pairing
     ):
         raise LayoutError(
             f"dtype {np.dtype(dtype)} ({np.dtype(dtype).itemsize} B) is not paired with {chosen.name} "
@@ -316,7 +316,7 @@ def chunk_start(layout: Layout, shape: Sequence[int], index: Sequence[int]) -> i
 
 def chunk_bytes(layout: Layout, dtype: Any) -> int:
     """Bytes per chunk for ``dtype`` (2048 for the SDK's crouton pairings)."""
-    return layout.chunk_elements * np.dtype(dtype).itemsize
+    return layout.chunk_elements * as_dtype(dtype).itemsize
 
 
 def _alignment(nbytes: int) -> int:

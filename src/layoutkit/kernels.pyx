@@ -50,6 +50,7 @@ cdef class RepackKernel:
             raise LayoutError(f"dtype={dtype!r}: not a numpy dtype ({exc})") from None
         if dt.hasobject:
             raise LayoutError(f"dtype={dt}: holds Python objects; kernels move raw elements")
+        _engine.check_element_size(dt, "dtype")
         src_l.check_dtype(dt, "dtype")
         conv = _engine.conversion(dt, dst_dtype, scale, zero_point)
         out_dt = conv.dst if conv is not None else dt

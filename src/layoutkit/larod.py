@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ._engine import check_allocation
 from ._errors import LayoutError
 from .layout import _int_tuple
 
@@ -189,6 +190,8 @@ def data_type(value: Any, name: str = "dtype") -> DataType:
     >>> data_type("float32"), data_type("LAROD_TENSOR_DATA_TYPE_UINT8")
     (<DataType.FLOAT32: 12>, <DataType.UINT8: 3>)
     """
+    if value is None:  # np.dtype(None) is float64: never what a caller meant
+        raise TypeError(f"{name}: expected a larod DataType, its name or a numpy dtype, got None")
     res = _enum_from(value, DataType, "LAROD_TENSOR_DATA_TYPE_", name, {})
     if res is None:
         try:
@@ -620,6 +623,7 @@ def pack(x: Any, pitches: Sequence[int], layout: Any = "NCHW") -> np.ndarray:
     p = validate_pitches(dims, dt, pitches, lay)
     if not p:
         raise LayoutError("pitches: empty (unspecified) pitches cannot be packed into")
+    check_allocation((p[0],), np.dtype(np.uint8), "the pitched buffer")
     out = np.zeros(p[0], dtype=np.uint8)
     views = _views(out, dims, dt, p, lay)
     if lay is TensorLayout.LAYOUT_420SP:

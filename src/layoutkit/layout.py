@@ -197,7 +197,7 @@ class Layout:
         """Raise LayoutError if ``dtype``'s size is not one of :attr:`element_sizes`."""
         if self._element_sizes is None:
             return
-        dt = np.dtype(dtype)
+        dt = as_dtype(dtype, name)
         if dt.itemsize not in self._element_sizes:
             sizes = " or ".join(f"{s} B" for s in self._element_sizes)
             raise LayoutError(
@@ -279,7 +279,7 @@ class Layout:
 
     def check_shape(self, shape: Any, name: str = "shape") -> tuple[int, ...]:
         """Validate a logical shape for this layout and return it as a tuple of ints."""
-        geometry = self._geometry_cache.get(shape) if type(shape) is tuple else None
+        geometry = self._geometry_cache.get(shape) if exact_shape(shape) else None
         if geometry is not None:
             return shape  # type: ignore[no-any-return,unused-ignore]
         sh = _int_tuple(shape, name)
@@ -301,7 +301,7 @@ class Layout:
     def _geometry(self, shape: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(padded shape, physical shape) of a shape, validated once and cached."""
         cache = self._geometry_cache
-        hit = cache.get(shape) if type(shape) is tuple else None
+        hit = cache.get(shape) if exact_shape(shape) else None
         if hit is not None:
             return hit
         sh = self.check_shape(shape)
@@ -373,15 +373,24 @@ class Layout:
             arr = arr.reshape(-1, 1)
         if arr.ndim != 2 or arr.shape[1] != self._rank:
             raise LayoutError(f"indices: expected a (k, {self._rank}) array, got shape {arr.shape}")
-        arr = np.ascontiguousarray(arr, dtype=np.int64)
+        total = self.size(sh)
+        if total > _INT64_MAX:
+            raise LayoutError(
+                f"offsets: layout {self} of shape {sh} holds {total} elements, more than int64 "
+                "offsets can address; use offset() (Python ints) for such shapes"
+            )
         if arr.shape[0]:
-            bad = (arr < 0) | (arr >= np.asarray(sh, dtype=np.int64))
+            # Unsigned entries past int64 would wrap in the cast below: test them first.
+            big = arr > _INT64_MAX if arr.dtype.kind == "u" else np.zeros(arr.shape, bool)
+            low = np.ascontiguousarray(arr, dtype=np.int64)
+            bad = big | (low < 0) | (low >= np.asarray(sh, dtype=np.int64))
             if bad.any():
                 row, col = map(int, np.argwhere(bad)[0])
                 raise LayoutError(
                     f"indices[{row}] = {tuple(int(v) for v in arr[row])} is out of range for shape {sh}: "
                     f"entry {col} (dim {self._dims[col]!r}) must lie in [0, {sh[col]})"
                 )
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
         strides = self._physical_strides(sh)
         ddim, dweight, dmod, dstride = [], [], [], []
         for (d, w, n), st in zip(self.digits, strides):
@@ -533,6 +542,29 @@ def as_layout(value: Any, name: str, dims: str | None = None) -> Layout:
 @lru_cache(maxsize=256)
 def _parse_cached(value: str, dims: str | None) -> Layout:
     return Layout(value, dims=dims)
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def as_dtype(value: Any, name: str = "dtype") -> np.dtype:
+    """``np.dtype(value)``, with an error that names the argument (and never
+    float64 for None, which is what numpy makes of it)."""
+    if value is None:
+        raise TypeError(f"{name}: expected a numpy dtype, got None")
+    try:
+        return np.dtype(value)
+    except TypeError as exc:
+        if isinstance(value, str):
+            raise LayoutError(f"{name}={value!r}: not a numpy dtype ({exc})") from None
+        raise TypeError(f"{name}={value!r}: not a numpy dtype ({exc})") from None
+
+
+def exact_shape(shape: Any) -> bool:
+    """Whether ``shape`` is a tuple of Python ints: the only shapes the call and
+    geometry caches may key on (``3.0 == 3`` and ``True == 1`` hash alike, but
+    must still be refused)."""
+    return type(shape) is tuple and all(type(v) is int for v in shape)
 
 
 def _roundup(x: int, a: int) -> int:

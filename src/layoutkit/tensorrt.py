@@ -39,6 +39,7 @@ True
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -49,7 +50,7 @@ import numpy as np
 
 from ._engine import CallMemo, _check_out
 from ._errors import LayoutError
-from .layout import Layout, _int_tuple
+from .layout import Layout, _int_tuple, exact_shape
 
 __all__ = [
     "DataType",
@@ -483,27 +484,39 @@ _MAX_RANK = 8
 _DLA_MAX_EXTENT = 8192
 
 
+_VERSION_TEXT = re.compile(r"(\d+)(?:\.(\d+|x|\*))?(?:\.\d+)*")
+
+
 def _version(value: Any) -> Version:
     if value is None:
         return CURRENT
     if isinstance(value, tuple) and len(value) == 2:
-        major, minor = value
-        return (int(major), int(minor))
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str):
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+            raise LayoutError(f"version={value!r}: expected a (major, minor) pair of ints")
+        major, minor = int(value[0]), int(value[1])
+        text = f"{major}.{minor}"
+        if minor < 0:
+            raise LayoutError(f"version={value!r}: the minor version must be >= 0")
+    elif isinstance(value, float):
+        raise TypeError(
+            f"version={value!r}: pass the version as a string such as '10.8' "
+            "(as a float, 10.10 and 10.1 are the same number)"
+        )
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        major, minor, text = int(value), 99, str(value)
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("current", "latest"):
+            return CURRENT
+        m = _VERSION_TEXT.fullmatch(text)
+        if m is None:
+            raise LayoutError(
+                f"version={value!r}: expected 'MAJOR.MINOR' such as '10.8', '8.x' or 'current'"
+            )
+        major = int(m.group(1))
+        minor = int(m.group(2)) if m.group(2) and m.group(2).isdigit() else 99
+    else:
         raise TypeError(f"version: expected a string such as '10.8', got {type(value).__name__}")
-    text = value.strip().lower()
-    if text in ("current", "latest"):
-        return CURRENT
-    parts = text.split(".")
-    try:
-        major = int(parts[0])
-        minor = 99 if len(parts) < 2 or parts[1] in ("x", "*", "") else int(parts[1])
-    except ValueError:
-        raise LayoutError(
-            f"version={value!r}: expected 'MAJOR.MINOR' such as '10.8', '8.x' or 'current'"
-        ) from None
     if major < 8:
         raise LayoutError(f"version={value!r}: layoutkit knows TensorRT 8.x and later")
     return (major, minor)
@@ -671,6 +684,8 @@ def format_info(fmt: Any, version: Any = None, strict: bool = True) -> FormatInf
     f = _format(fmt)
     spec = _SPECS[f]
     v = _version(version)
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict: expected a bool, got {type(strict).__name__}")
     k = _select_rule(spec, v)
     rule = spec.rules[k]
     if strict:
@@ -839,9 +854,7 @@ def _plan_cached(
         )
     if dev == "dla":
         if dt is not None and dt not in (_H, _I8):
-            raise LayoutError(
-                f"{dtype_name}: DLA formats take FP16 or INT8, got {dt.name if dt else None}"
-            )
+            raise LayoutError(f"{dtype_name}: DLA formats take FP16 or INT8, got {dt.name}")
         if rank < 3:
             raise LayoutError(f"{shape_name}={sh}: DLA tensors need C, H and W (rank >= 3)")
         for name, ext in zip("CHW", sh[-3:]):
@@ -1145,9 +1158,9 @@ def strides(
 def _array(x: Any, name: str) -> np.ndarray:
     if isinstance(x, np.ndarray):
         return x
-    if isinstance(x, (str, bytes, bytearray, memoryview)) and not isinstance(
-        x, (bytearray, memoryview)
-    ):
+    if isinstance(x, bytes):  # raw bytes, as bytearray and memoryview give them
+        return np.frombuffer(x, dtype=np.uint8)
+    if isinstance(x, str):
         raise TypeError(f"{name}: expected an array, got {type(x).__name__}")
     try:
         arr = np.asarray(x)
@@ -1308,7 +1321,7 @@ def from_format(
     True
     """
     key = None
-    if type(buf) is np.ndarray and dtype is None and version is None:
+    if type(buf) is np.ndarray and dtype is None and version is None and exact_shape(shape):
         key = ("from", fmt, shape, buf.shape, buf.dtype, dla, device, strict)
         plan = _FAST_PLANS.get(key)
         if plan is not None and plan.layout is not None:

@@ -59,7 +59,7 @@ import numpy as np
 
 from ._engine import CallMemo
 from ._errors import LayoutError
-from .layout import Layout
+from .layout import Layout, as_dtype, exact_shape
 
 __all__ = [
     "FORMATS",
@@ -879,7 +879,7 @@ def plan_chain(
     ('pack', 'HCWN8c', (32, 1, 32, 1, 8))
     """
     shape = tuple(int(v) for v in shape)
-    dt = np.dtype(dtype)
+    dt = as_dtype(dtype)
     steps = tuple(steps)
     shapes = [shape]
     dts = [dt]
@@ -1221,7 +1221,7 @@ def to_cpu(
     [[2, 6], [10, 14]]
     """
     key = None
-    if type(y) is np.ndarray:
+    if type(y) is np.ndarray and exact_shape(cpu_shape):
         key = ("to_cpu", hw_format, cpu_shape, cpu_format, y.shape, y.dtype, vart_strict)
         hit = _FAST_PLANS.get(key)
         if hit is not None:
