@@ -199,3 +199,13 @@ def test_outputs_too_large_to_address_are_refused_before_numpy() -> None:
         lk.Layout("NCHW99999999999999999999c").pack(x)
     with pytest.raises(lk.LayoutError, match="more than this process can address"):
         lk.larod.pack(np.zeros((1, 1, 1, 1), np.uint8), (2**70, 2**69, 256000, 1024))
+
+
+def test_raw_bytes_are_a_buffer_of_uint8_like_bytearray() -> None:
+    x = np.arange(12, dtype=np.uint8).reshape(1, 3, 2, 2)
+    want = lk.convert(bytearray(x.tobytes()), x.shape, "NCHW", "NCHW4c")
+    got = lk.convert(x.tobytes(), x.shape, "NCHW", "NCHW4c")
+    np.testing.assert_array_equal(got, want)
+    hw = lk.vitis.to_hw(x.view(np.int8), "NCHW", "HCWNC4")
+    back = lk.vitis.to_cpu(hw.tobytes(), "HCWNC4", x.shape, "NCHW")
+    np.testing.assert_array_equal(back.view(np.uint8), x)

@@ -337,6 +337,8 @@ def _conversion(src: np.dtype, dtype: Any, scale: Any, zero_point: Any) -> Conve
 def _as_array(x: Any, name: str) -> np.ndarray:
     if isinstance(x, np.ndarray):
         arr = x
+    elif isinstance(x, bytes):  # a buffer, as bytearray and memoryview are (not an S scalar)
+        arr = np.frombuffer(x, dtype=np.uint8)
     elif hasattr(x, "__dlpack__") and not hasattr(x, "__array_interface__"):
         try:  # torch, jax, cupy-on-host...: zero-copy through DLPack
             arr = np.from_dlpack(x)

@@ -1088,6 +1088,8 @@ def hw_shape(
 def _as_input(x: Any, name: str) -> np.ndarray:
     if isinstance(x, np.ndarray):
         return x
+    if isinstance(x, bytes):  # a buffer, as bytearray and memoryview are (not an S scalar)
+        return np.frombuffer(x, dtype=np.uint8)
     try:
         arr = np.asarray(x)
     except Exception as exc:
