@@ -698,7 +698,7 @@ def test_report_errors(mutate, role, pattern):
         ),
         (
             _int_output(scale_factor=-1),
-            r"outputs\[0\] 'logits'\.scale_factor.*needs a dequantize scale",
+            r"outputs\[0\] 'logits'\.scale_factor.*int8 -> fp32 needs a dequantize scale",
         ),
         (
             _fp32_input(scale_factor=1, cpu_dtype="int8", hw_dtype="fp32"),

@@ -1456,9 +1456,11 @@ class HsiTensor:
         raw, where = self._raw, self.label
         if _unset(scale):
             what = "quantize" if self.role == "input" else "dequantize"
+            cpu, hw = raw["cpu_dtype"], raw["hw_dtype"]
+            flow = f"{cpu} -> {hw}" if self.role == "input" else f"{hw} -> {cpu}"
             raise LayoutError(
                 f"{where}.scale_factor is {raw.get('scale_factor', 'missing')!r} (unset), but "
-                f"{raw['cpu_dtype']} -> {raw['hw_dtype']} needs a {what} scale: set "
+                f"{flow} needs a {what} scale: set "
                 "scale_factor (> 0) and zero_point, or give rt_transformations"
             )
         return _scale(raw["scale_factor"], f"{where}.scale_factor")
