@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -42,22 +43,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _silence_stdout() -> None:
+    """Point stdout at devnull, so that Python's flush at exit cannot fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a real file, e.g. captured by a test
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
-        parser.print_help()
-        return 0
+        parser.print_help(sys.stderr)
+        return 2
     try:
-        return int(args.func(args) or 0)
-    except LayoutError as exc:
-        print(f"layoutkit {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except (OSError, TypeError) as exc:
-        print(f"layoutkit {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # pragma: no cover - e.g. `layoutkit explain ... | head`
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return status
+    except BrokenPipeError:  # e.g. `layoutkit explain ... | head`: stop quietly
+        _silence_stdout()
         return 0
+    except (LayoutError, OSError, TypeError) as exc:
+        print(f"layoutkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ import numpy as np
 from .._engine import convert
 from .._errors import LayoutError
 from ..layout import Layout
-from . import add_command, parse_shape
+from . import add_command, at_least, parse_shape
 
 
 def resolve_layout(spec: str, dims: str | None = None) -> Layout:
@@ -38,42 +38,67 @@ def _fmt(shape: tuple[int, ...]) -> str:
     return "x".join(map(str, shape))
 
 
-def _memory_runs(layout: Layout, shape: tuple[int, ...]) -> list[tuple[int, int, Any, Any]]:
-    """Runs of consecutive offsets: (first, last, first_index|None, last_index|None)."""
-    from .._engine import _logical_coords
+_WINDOW = 1 << 16  # offsets examined at a time, to bound memory
 
-    coords, valid = _logical_coords(layout, shape)
-    phys = layout.physical_shape(shape)
-    c = np.stack([np.broadcast_to(a, phys).reshape(-1) for a in coords])
-    v = np.broadcast_to(valid, phys).reshape(-1)
-    n = v.size
-    if n == 0:
-        return []
+
+def _coords(
+    layout: Layout, shape: tuple[int, ...], offsets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Logical coordinates (rank x len) and validity of the elements at ``offsets``."""
+    c = np.zeros((layout.rank, offsets.size), np.int64)
+    phys = np.unravel_index(offsets, layout.physical_shape(shape))
+    for (d, w, _), i in zip(layout.digits, phys):
+        c[d] += i * w
+    c -= np.array(layout.left_pad, np.int64)[:, None]
+    inside = (c >= 0) & (c < np.array(shape, np.int64)[:, None])
+    return c, np.logical_and.reduce(inside, axis=0)
+
+
+def _run_ends(layout: Layout, shape: tuple[int, ...], lo: int, hi: int) -> np.ndarray:
+    """Offsets ``i`` in [lo, hi) where a run ends (``i + 1`` must exist)."""
+    first = max(lo - 1, 0)
+    c, v = _coords(layout, shape, np.arange(first, hi + 1))
     diff = c[:, 1:] - c[:, :-1]
-    unit = ((diff == 1).sum(axis=0) == 1) & ((diff == 0).sum(axis=0) == c.shape[0] - 1)
+    unit = ((diff == 1).sum(axis=0) == 1) & ((diff == 0).sum(axis=0) == len(c) - 1)
     step_dim = np.argmax(diff == 1, axis=0)
     joins = (v[1:] & v[:-1] & unit) | (~v[1:] & ~v[:-1])
+    ends = ~joins
     # A data run keeps one stepping dim throughout.
-    same_dim = np.ones(n - 1, dtype=bool)
-    same_dim[1:] = step_dim[1:] == step_dim[:-1]
-    starts = [0] + [int(i) + 1 for i in np.flatnonzero(~joins)]
-    runs = []
-    bounds = [*starts, n]
-    for a, b in zip(bounds, bounds[1:]):
-        # split data runs whose stepping dim changes
-        seg_start: int = a
-        for i in range(a + 1, b - 1):
-            if v[i] and not same_dim[i]:
-                runs.append(_run(c, v, seg_start, i))
-                seg_start = i + 1
-        runs.append(_run(c, v, seg_start, b - 1))
-    return runs
+    ends[1:] |= joins[1:] & joins[:-1] & v[1:-1] & (step_dim[1:] != step_dim[:-1])
+    i = np.flatnonzero(ends) + first
+    return i[i >= lo]
 
 
-def _run(c: np.ndarray, v: np.ndarray, a: int, b: int) -> tuple[int, int, Any, Any]:
-    if not v[a]:
+def _memory_runs(
+    layout: Layout, shape: tuple[int, ...], limit: int
+) -> tuple[int, list[tuple[int, int, Any, Any]]]:
+    """The number of runs of consecutive offsets, and the runs to list for ``limit``.
+
+    A run is (first, last, first_index|None, last_index|None). All runs if
+    there are at most ``limit``, else the first ``limit - 1`` and the last.
+    Memory stays bounded: the buffer is scanned in windows.
+    """
+    n = layout.size(shape)
+    if n == 0:
+        return 0, []
+    head: list[int] = []
+    count, last = 1, -1
+    for lo in range(0, n - 1, _WINDOW):
+        ends = _run_ends(layout, shape, lo, min(lo + _WINDOW, n - 1))
+        head += ends[: limit - len(head)].tolist()
+        count += ends.size
+        last = int(ends[-1]) if ends.size else last
+    bounds = list(zip([0, *(e + 1 for e in head)], [*head, n - 1]))
+    if count > limit:
+        bounds = [*bounds[: limit - 1], (last + 1, n - 1)]
+    return count, [_run(layout, shape, a, b) for a, b in bounds]
+
+
+def _run(layout: Layout, shape: tuple[int, ...], a: int, b: int) -> tuple[int, int, Any, Any]:
+    c, v = _coords(layout, shape, np.array([a, b]))
+    if not v[0]:
         return (a, b, None, None)
-    return (a, b, tuple(int(x) for x in c[:, a]), tuple(int(x) for x in c[:, b]))
+    return (a, b, tuple(int(x) for x in c[:, 0]), tuple(int(x) for x in c[:, 1]))
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -109,7 +134,7 @@ def _explain(args: argparse.Namespace) -> int:
         idx = layout.index(shape, args.offset)
         print(f"offset {args.offset} -> " + ("padding" if idx is None else f"index {idx}"))
     if args.index is not None:
-        index = parse_shape(args.index)
+        index = parse_shape(args.index, "--index")
         off = layout.offset(shape, index)
         extra = f", byte {off * dtype.itemsize}" if dtype else ""
         chunk_info = ""
@@ -120,15 +145,13 @@ def _explain(args: argparse.Namespace) -> int:
         if size > 50_000_000:
             print("memory order: too large to list (more than 50M elements)")
             return 0
-        runs = _memory_runs(layout, shape)
-        print(f"memory order ({len(runs)} runs of consecutive offsets):")
-        shown = runs if len(runs) <= args.limit else runs[: args.limit - 1]
+        count, runs = _memory_runs(layout, shape, args.limit)
+        print(f"memory order ({count} runs of consecutive offsets):")
         width = len(str(size - 1))
-        for a, b, first, last in shown:
-            _print_run(a, b, first, last, width)
-        if len(runs) > args.limit:
-            print(f"  ... {len(runs) - args.limit} more runs ...")
-            _print_run(*runs[-1], width)
+        for k, run in enumerate(runs):
+            if count > args.limit and k == len(runs) - 1:
+                print(f"  ... {count - args.limit} more runs ...")
+            _print_run(*run, width)
     return 0
 
 
@@ -162,7 +185,7 @@ def _median_time(fn: Any, repeat: int) -> float:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    shape = parse_shape(args.shape)
+    shape = parse_shape(args.shape, minimum=1)
     if len(shape) != 4:
         raise LayoutError(f"--shape {args.shape!r}: the demo uses an NCHW image, give 4 extents")
     n, c, h, w = shape
@@ -255,7 +278,7 @@ def register(sub: Any) -> None:
     p.add_argument("--index", help="look up the offset of this logical index, e.g. 0,2,4,29")
     p.add_argument(
         "--limit",
-        type=int,
+        type=at_least(0),
         default=24,
         help="runs of the memory order to list (0: none; default 24)",
     )
@@ -271,4 +294,6 @@ def register(sub: Any) -> None:
         "--shape", default="1x3x1024x1024", help="NCHW shape of the image (default 1x3x1024x1024)"
     )
     p.add_argument("--dtype", default="uint8", help="element type (default uint8)")
-    p.add_argument("--repeat", type=int, default=9, help="timed runs per layout (median reported)")
+    p.add_argument(
+        "--repeat", type=at_least(1), default=9, help="timed runs per layout (median reported)"
+    )

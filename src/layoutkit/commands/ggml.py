@@ -18,19 +18,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .._errors import LayoutError
-from . import add_command, parse_shape
+from . import add_command, at_least, input_file, load_npy, parse_shape
 
 
-def _load_input(path: str) -> np.ndarray:
-    p = Path(path)
-    if not p.exists():
-        raise LayoutError(f"input {path!r}: no such file")
-    if p.suffix == ".npy":
-        try:
-            return np.load(p, allow_pickle=False)
-        except ValueError as exc:
-            raise LayoutError(f"input {path!r}: not a readable .npy file ({exc})") from None
-    raise LayoutError(f"input {path!r}: expected a .npy file of float values")
+def _load_input(path: str, what: str = "input") -> np.ndarray:
+    if input_file(path, what).suffix != ".npy":
+        raise LayoutError(f"{what} {path!r}: expected a .npy file of float values")
+    return load_npy(path, what)
 
 
 T = TypeVar("T")
@@ -78,7 +72,7 @@ def _quantize(args: argparse.Namespace) -> int:
         )
     imatrix = None
     if args.imatrix:
-        imatrix = _load_input(args.imatrix)
+        imatrix = _load_input(args.imatrix, "--imatrix")
     for path in progress(inputs, len(inputs), f"quantize {info.name}", not args.no_progress):
         x = _load_input(path)
         q = ggml.quantize(x, info.id, imatrix=imatrix, threads=args.threads)
@@ -98,11 +92,9 @@ def _dequantize(args: argparse.Namespace) -> int:
     from .. import ggml
 
     info = ggml.type_info(args.type)
-    p = Path(args.input)
-    if not p.exists():
-        raise LayoutError(f"input {args.input!r}: no such file")
+    p = input_file(args.input, "input")
     raw = np.fromfile(p, dtype=np.uint8)
-    shape = parse_shape(args.shape) if args.shape else None
+    shape = None if args.shape is None else parse_shape(args.shape)
     if shape is None:
         if info.type_size == 0 or raw.size % info.type_size:
             raise LayoutError(
@@ -110,8 +102,6 @@ def _dequantize(args: argparse.Namespace) -> int:
                 f"blocks ({info.type_size} bytes each)"
             )
         shape = (raw.size // info.type_size * info.block_size,)
-    if not shape:
-        raise LayoutError("--shape: expected at least one extent")
     if shape[-1] % max(info.block_size, 1):
         raise LayoutError(
             f"--shape {args.shape}: the last extent {shape[-1]} must be a multiple of "
@@ -177,7 +167,7 @@ def _short(value: Any, limit: int = 60) -> str:
 def _gguf_info(args: argparse.Namespace) -> int:
     from .. import ggml
 
-    with ggml.load_gguf(args.file) as f:
+    with ggml.load_gguf(input_file(args.file, "file")) as f:
         if args.json:
             doc = {
                 "path": f.path,
@@ -230,7 +220,7 @@ def _gguf_info(args: argparse.Namespace) -> int:
 def _gguf_dequantize(args: argparse.Namespace) -> int:
     from .. import ggml
 
-    with ggml.load_gguf(args.file) as f:
+    with ggml.load_gguf(input_file(args.file, "file")) as f:
         names = list(args.names)
         if args.all:
             if names:
@@ -289,7 +279,7 @@ def register(sub: Any) -> None:
         "--imatrix",
         help="a .npy file of importance weights, one per column (as llama.cpp's imatrix)",
     )
-    p.add_argument("--threads", type=int, default=1, help="worker threads (default 1)")
+    p.add_argument("--threads", type=at_least(1), default=1, help="worker threads (default 1)")
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it only shows on a terminal)"
     )
@@ -307,7 +297,7 @@ def register(sub: Any) -> None:
         "--shape", "-s", help="logical shape in numpy order, e.g. 4096x4096 (default: one row)"
     )
     p.add_argument("-o", "--output", help="output .npy file (default: INPUT.npy)")
-    p.add_argument("--threads", type=int, default=1, help="worker threads (default 1)")
+    p.add_argument("--threads", type=at_least(1), default=1, help="worker threads (default 1)")
 
     p = add_command(
         sub,
@@ -343,7 +333,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "-o", "--output", help="output .npy (one tensor) or .npz (several); default next to FILE"
     )
-    p.add_argument("--threads", type=int, default=1, help="worker threads (default 1)")
+    p.add_argument("--threads", type=at_least(1), default=1, help="worker threads (default 1)")
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it only shows on a terminal)"
     )

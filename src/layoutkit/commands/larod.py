@@ -12,22 +12,25 @@ from . import add_command
 def _ints(text: str, option: str) -> tuple[int, ...]:
     parts = text.replace("x", ",").split(",")
     try:
-        return tuple(int(p) for p in parts if p.strip() != "")
+        values = tuple(int(p) for p in parts if p.strip() != "")
     except ValueError:
+        values = ()
+    if not values:
         raise LayoutError(
             f"{option} {text!r}: expected integers separated by ',', e.g. 1,3,224,224"
-        ) from None
+        )
+    return values
 
 
 def _pitches(args: argparse.Namespace) -> int:
     from .. import larod
 
     dims = _ints(args.dims, "--dims")
-    align = _ints(args.align, "--align") if args.align else None
+    align = None if args.align is None else _ints(args.align, "--align")
     lay = larod.tensor_layout(args.layout, "--layout")
     dt = larod.data_type(args.dtype, "--dtype")
     e = larod.element_size(dt)
-    if args.pitches:
+    if args.pitches is not None:
         given = _ints(args.pitches, "--pitches")
         p = larod.validate_pitches(dims, dt, given, lay, align)
         print(f"pitches {','.join(map(str, p))} are valid for dims {','.join(map(str, dims))}")

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._errors import LayoutError
 from . import add_command, parse_shape
 
 
 def _formats(args: argparse.Namespace) -> int:
     from .. import tensorrt as trt
 
-    shape = parse_shape(args.shape) if args.shape else None
+    if args.dtype is not None and args.shape is None:
+        raise LayoutError(f"--dtype {args.dtype!r} needs --shape (it sets the storage column)")
+    shape = None if args.shape is None else parse_shape(args.shape)
+    dtype = None if args.dtype is None else trt.data_type(args.dtype, "--dtype")
     header = (
         f"{'value':>5}  {'format':<12}{'kind':<13}{'V':>3}  {'vec dim':>7}  {'min rank':>8}  dtypes"
     )
@@ -32,7 +36,7 @@ def _formats(args: argparse.Namespace) -> int:
         if shape is not None:
             try:
                 st = trt.storage_shape(
-                    f, shape, args.dtype, args.dla, strict=not args.union, version=args.trt_version
+                    f, shape, dtype, args.dla, strict=not args.union, version=args.trt_version
                 )
                 line += f"  | [{']['.join(map(str, st))}]"
             except ValueError as exc:

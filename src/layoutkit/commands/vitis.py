@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import LayoutError
-from . import add_command
+from . import add_command, input_file, load_npy
 
 
 def _fmt(shape: Any) -> str:
@@ -43,14 +43,9 @@ def _show(report: Any) -> None:
 
 
 def _read(path: str, dtype: np.dtype, shape: tuple[int, ...], what: str) -> np.ndarray:
-    p = Path(path)
-    if not p.is_file():
-        raise LayoutError(f"{what} {path!r}: no such file")
+    p = input_file(path, what)
     if p.suffix == ".npy":
-        try:
-            arr = np.load(p, allow_pickle=False)
-        except ValueError as exc:
-            raise LayoutError(f"{what} {path!r}: not a readable .npy file ({exc})") from None
+        arr = load_npy(path, what)
         if arr.dtype.kind == "V" and arr.dtype.itemsize == dtype.itemsize and arr.dtype != dtype:
             arr = arr.view(dtype)  # bf16 arrays are saved as raw 2-byte records
         return arr
@@ -80,6 +75,10 @@ def _split(spec: str, flag: str) -> tuple[str, str]:
 def _hsi(args: argparse.Namespace) -> int:
     from .. import vitis
 
+    if Path(args.report).is_dir():
+        raise LayoutError(
+            f"report {args.report!r}: is a directory; give the flexmlrt-hsi.json in it"
+        )
     report = vitis.load_hsi(Path(args.report), vart_strict=args.vart_strict)
     if args.input and args.output:
         raise LayoutError("pass either --input or --output, not both")
