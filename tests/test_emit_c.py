@@ -200,6 +200,33 @@ def test_vendor_layouts(tmp_path):
 
 
 @needs_cc
+def test_rows_that_continue_each_other(tmp_path):
+    """Boxes whose rows merge into one long row (32 channels of a crouton whose H or
+    W is not a multiple of 8): every lane of the merged row is data. And every
+    padding slot of a destination whose left pad exceeds the source's is written."""
+    cases = [
+        Case("NHWC", "R4CroutonLayout", (1, 3, 3, 32), "uint8"),
+        Case("NHWC", "R4CroutonLayout", (1, 9, 9, 32), "uint8"),
+        Case("NHWC", "R4CroutonLayout", (1, 16, 13, 32), "uint8"),
+        Case("NHWC", "NHWC8h8w32c", (1, 3, 8, 32), "uint8", dims="NCHW"),
+        Case(
+            "NHWC", "R4CroutonLayout", (1, 3, 3, 32), "float32", {"dst_dtype": "int8", "scale": 0.1}
+        ),
+        Case("NHC2h", "CNH4n2c", (2, 2, 2), "float64", dims="NHC"),
+        # A destination left pad beyond the source's frame (an NHWC halo).
+        Case(
+            "R4CroutonLayout",
+            lk.Layout("NHWC", left_pad=(0, 1, 1, 0)),
+            (1, 5, 6, 3),
+            "uint8",
+            dims="NHWC",
+        ),
+        Case("N2n", lk.Layout("N", left_pad=(1,)), (2,), "uint8", {"pad_value": 7}, dims="N"),
+    ]
+    run_cases(cases, tmp_path)
+
+
+@needs_cc
 def test_conversions_and_padding(tmp_path):
     q8 = {"dst_dtype": "int8", "scale": 0.05, "zero_point": -3}
     cases = [

@@ -209,3 +209,26 @@ def test_raw_bytes_are_a_buffer_of_uint8_like_bytearray() -> None:
     hw = lk.vitis.to_hw(x.view(np.int8), "NCHW", "HCWNC4")
     back = lk.vitis.to_cpu(hw.tobytes(), "HCWNC4", x.shape, "NCHW")
     np.testing.assert_array_equal(back.view(np.uint8), x)
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "shape"),
+    [
+        (lk.Layout("N2n"), lk.Layout("N", left_pad=(1,)), (2,)),
+        (
+            lk.htp.layout("R4CroutonLayout"),
+            lk.Layout("NHWC", left_pad=(0, 1, 1, 0)),
+            (1, 5, 6, 3),
+        ),
+        (lk.Layout("NCHW4c"), lk.Layout("NCHW", left_pad=(0, 3, 0, 0)), (2, 5, 3, 2)),
+    ],
+)
+def test_destination_left_pad_beyond_the_source_frame_is_written(src, dst, shape) -> None:
+    """A destination whose left pad exceeds the source's on a dim the source blocks:
+    every padding slot is written (it was left as the output held it)."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 200, shape).astype(np.uint8)
+    buf = src.pack(x)
+    out = np.full(dst.size(shape), 99, np.uint8)
+    got = lk.convert(buf, shape, src, dst, pad_value=7, out=out)
+    np.testing.assert_array_equal(got, dst.pack(x, pad_value=7))

@@ -89,7 +89,10 @@ def _build_plan(
         elif src.is_linear(d):
             shift, e_lo, e_hi = lpd, 0, dst.padded[d]
             src_base += (lps - lpd) * (src.dim_digits(d) or [(1, None, 0)])[0][2]
-        elif dst.is_linear(d):
+        elif dst.is_linear(d) and lpd <= lps:
+            # The source frames the walk; destination slots before its p = 0 (a
+            # larger left pad than the source's) would never be visited, so that
+            # case takes the gather instead.
             shift = lps
             e_lo, e_hi = lps - lpd, lps - lpd + dst.padded[d]
             dst_base += (lpd - lps) * (dst.dim_digits(d) or [(1, None, 0)])[0][2]

@@ -59,7 +59,8 @@ cdef class RepackKernel:
         plan = _engine._cached_plan(src_l, dst_l, sh, dt.itemsize, None, conv)
         if plan is None:
             raise LayoutError(
-                f"{src_l} -> {dst_l}: no single-pass plan (block sizes that do not nest); "
+                f"{src_l} -> {dst_l}: no single-pass plan (block sizes that do not nest, or "
+                "left pads that differ on a dim the source blocks); "
                 "the C API runs single-pass plans only - convert through an unblocked layout"
             )
         self._cplan = CPlan(plan, np.ascontiguousarray(pad))

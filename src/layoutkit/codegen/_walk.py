@@ -391,7 +391,9 @@ class CWalk:
             return
         es, ses, w = self.es, self.ses, self.w
         if n0 > 1 and s0 == n1 * s1 and d0 == n1 * d1 and lo == 0 and hi == n1:
-            n1, n0 = n0 * n1, 1  # the rows continue each other on both sides
+            # The rows continue each other on both sides: one row of every lane.
+            n1, n0 = n0 * n1, 1
+            hi = n1
         if n0 == 1:
             s0 = d0 = 0
         if s1 == ses and d1 == es:
