@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -388,6 +389,35 @@ def test_random_tags(tmp_path, batch):
 # -- API and CLI -----------------------------------------------------------------------
 
 
+def test_long_padded_extents_plan_in_constant_time():
+    """Runs of padding or data are found by formula, not digit by digit (an extent
+    of 2**31 + 1 padded to 32 took minutes)."""
+    start = time.perf_counter()
+    for shape in ((4, 2**31 + 1), (4, 10**7 + 1)):
+        assert "convert_inverse" in lk.emit_c("NC", "NC32c", shape, "uint8")
+    assert "convert_inverse" in lk.emit_c("N", "N32n", (2**26 + 1,), "uint8")
+    assert time.perf_counter() - start < 5
+
+
+@needs_cc
+def test_five_dim_tensorrt_formats_pair_with_klinear(tmp_path):
+    """TensorRT's dims are positions: a 5-D kLINEAR (named NACHW) pairs with kDHWC8
+    (named NCDHW), and the header moves what tensorrt.to_format moves."""
+    header = lk.emit_c("kLINEAR", "kDHWC8", (1, 3, 3, 5, 7), "float16", name="cv")
+    (tmp_path / "cv.h").write_text(header)
+    (tmp_path / "cv.c").write_text(
+        '#include <stdio.h>\n#include "cv.h"\n'
+        "int main(void) { static unsigned char a[cv_SRC_BYTES], b[cv_DST_BYTES];\n"
+        "  if (fread(a, 1, sizeof a, stdin) != sizeof a) return 3;\n"
+        "  cv(a, b); fwrite(b, 1, sizeof b, stdout); return 0; }\n"
+    )
+    exe = tmp_path / "cv"
+    subprocess.run([CC, *CFLAGS, "-o", str(exe), str(tmp_path / "cv.c")], check=True)
+    x = (np.arange(315).reshape(1, 3, 3, 5, 7) % 251).astype(np.float16)
+    got = subprocess.run([str(exe)], input=x.tobytes(), capture_output=True, check=True).stdout
+    assert got == lk.tensorrt.to_format(x, "kDHWC8").tobytes()
+
+
 def test_header_contents():
     h = lk.emit_c("NCHW", "HCWN4c", (1, 3, 224, 224), "int8")
     assert "#define convert_SRC_BYTES 150528" in h and "#define CONVERT_DST_BYTES 200704" in h
@@ -410,6 +440,14 @@ def test_header_contents():
         ({"dst": "NCHWxyz"}, "dst='NCHWxyz' is not a layout tag"),
         ({"dst": lk.Layout("NHWC")}, "has dims 'NHWC' but the conversion's dims are 'NCHW'"),
         ({"dst": "larod:NHW"}, "not a permutation"),
+        ({"name": "_Atomic"}, "name='_Atomic'"),
+        ({"name": "memcpy"}, "reserves"),
+        ({"name": "size_t"}, "reserves"),
+        ({"name": "LAYOUTKIT_SH"}, "reserves"),
+        ({"name": "_x"}, "reserves"),
+        ({"name": "main"}, "reserves"),
+        ({"shape": (2**40, 3, 2**40, 4)}, "more than the emitted C's size_t"),
+        ({"shape": (10**20, 3, 2, 2)}, "more than the emitted C's size_t"),
     ],
 )
 def test_errors(kwargs, message):

@@ -40,8 +40,22 @@ __all__ = ["Pitched", "emit_c", "plan_levels", "resolve"]
 _C_KEYWORDS = frozenset(
     """auto break case char const continue default do double else enum extern float for goto
     if inline int long register restrict return short signed sizeof static struct switch
-    typedef union unsigned void volatile while _Bool _Complex _Imaginary""".split()
+    typedef union unsigned void volatile while _Bool _Complex _Imaginary _Alignas _Alignof
+    _Atomic _Generic _Noreturn _Static_assert _Thread_local alignas alignof bool constexpr
+    false nullptr static_assert thread_local true typeof typeof_unqual""".split()
 )
+# Names the header or a C program around it already means something by.
+_C_TAKEN = frozenset(
+    """main errno stdin stdout stderr FILE EOF NULL offsetof assert abort exit malloc calloc
+    realloc free printf fprintf puts memcpy memmove memset memcmp memchr strlen strcmp
+    strncmp strcpy strncpy strcat strchr strrchr strstr strerror""".split()
+)
+# Identifiers C reserves at file scope (a leading underscore, a double underscore)
+# and the <stdint.h> limit macros, POSIX's _t types; and this header's LAYOUTKIT_ names.
+_C_RESERVED = re.compile(
+    r"_.*|.*__.*|U?INT\w*_(MAX|MIN|C)|(SIZE|PTRDIFF)_M(AX|IN)|.*_t|LAYOUTKIT_.*|layoutkit_.*"
+)
+_C_MAX_BYTES = (1 << 63) - 1  # PTRDIFF_MAX on 64-bit targets
 _DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "half": "float16"}
 _VITIS = {"HCWNC4": 4, "HCWNC8": 8, "HCWNC16": 16}
 
@@ -200,10 +214,22 @@ def _rename(layout: Layout, dims: str | None, name: str) -> Layout:
     return Layout(str(layout), dims=dims, left_pad=lp, element_sizes=layout.element_sizes)
 
 
+def _relabel(layout: Layout, dims: str) -> Layout:
+    """The same layout with its i-th dim letter renamed to ``dims[i]``."""
+    to = dict(zip(layout.dims, dims))
+    tag = "".join(to[c] if c.isupper() else to[c.upper()].lower() if c.isalpha() else c
+                  for c in str(layout))  # fmt: skip
+    return Layout(tag, dims=dims, left_pad=layout.left_pad, element_sizes=layout.element_sizes)
+
+
 def _tensorrt(fmt: Any, dims: str | None, shape: tuple[int, ...], dtype: np.dtype) -> Layout:
     from .. import tensorrt
 
     lay = tensorrt.layout(fmt, shape, dtype)
+    if dims is not None and len(dims) == len(lay.dims) and sorted(dims) != sorted(lay.dims):
+        # TensorRT's dims are positions; its letters (NACHW for a 5-D kLINEAR,
+        # NCDHW for kDHWC8) only name them. Name them as the caller does.
+        return _relabel(lay, dims)
     if dims is None or dims == lay.dims or sorted(dims) != sorted(lay.dims):
         return _rename(lay, dims, "tensorrt") if dims and dims != lay.dims else lay
     # TensorRT takes the shape in its own dims order (N C H W ...).
@@ -515,6 +541,11 @@ def _check_name(name: Any) -> str:
         raise LayoutError(
             f"name={name!r}: expected a C identifier that is not a keyword, e.g. 'nchw_to_hwc4'"
         )
+    if name in _C_TAKEN or _C_RESERVED.fullmatch(name):
+        raise LayoutError(
+            f"name={name!r}: a name C or its standard library reserves (or this header "
+            "uses); pick another, e.g. 'nchw_to_hwc4'"
+        )
     return name
 
 
@@ -669,6 +700,12 @@ def emit_c(
             side.check_dtype(dt, f"{label} dtype" if label == "dst" else "dtype")
         elif 0 not in shape_t:
             side.resolved_pitches(shape_t, ldims, dt.itemsize)
+        nbytes = _nbytes(side, shape_t, ldims, dt.itemsize)
+        if nbytes > _C_MAX_BYTES:
+            raise LayoutError(
+                f"shape={shape_t}: the {label} buffer would take {nbytes} bytes, more than the "
+                f"emitted C's size_t and ptrdiff_t arithmetic holds ({_C_MAX_BYTES})"
+            )
 
     version = f"layoutkit {__version__}"
     shape_txt = " ".join(f"{ch}={n}" for ch, n in zip(ldims, shape_t))

@@ -118,6 +118,13 @@ def _at(p: Affine, var: str | None, const: int, stride: int) -> Affine:
     return p.plus(var=var, coef=stride)
 
 
+def _run_end(t: int, n: int, wgt: int, limit: int) -> int:
+    """The end of a run of digits from ``t`` (at least one, at most ``n``) whose
+    slots [digit * wgt, digit * wgt + wgt) all lie below ``limit``: a formula, as
+    a padded extent of 2**31 would take minutes digit by digit."""
+    return max(t + 1, min(n, limit // wgt))
+
+
 class CWalk:
     """Emit the loops of one plan into a :class:`Writer`.
 
@@ -256,13 +263,14 @@ class CWalk:
         t = t_lo
         while t < n:
             a, b = t * wgt, t * wgt + wgt
-            if b <= e_lo or a >= e_hi:
-                t += 1  # absent in the destination
+            if a >= e_hi:
+                break  # this digit and the rest are absent in the destination
+            if b <= e_lo:
+                t = max(t + 1, e_lo // wgt)  # to the first digit the destination holds
                 continue
             if not padmode and a >= v_lo and b <= v_hi:
-                t2 = t + 1  # a run of digits full of data
-                while t2 < n and (t2 + 1) * wgt <= v_hi and (t2 + 1) * wgt <= e_hi:
-                    t2 += 1
+                # A run of digits full of data.
+                t2 = _run_end(t, n, wgt, min(v_hi, e_hi))
                 if ncon == 1:
                     self.copy_levels(lev, s.plus(t * ss), d.plus(t * ds), t2 - t, 0, ALL_LANES)
                 else:
@@ -272,13 +280,14 @@ class CWalk:
                 t = t2
             elif padmode or b <= v_lo or a >= v_hi:
                 if a >= e_lo and b <= e_hi:
-                    t2 = t + 1  # a run of digits that are all padding
-                    while (
-                        t2 < n
-                        and (t2 + 1) * wgt <= e_hi
-                        and (padmode or t2 * wgt >= v_hi or (t2 + 1) * wgt <= v_lo)
-                    ):
-                        t2 += 1
+                    # A run of digits that are all padding: up to the end of the
+                    # destination, or to the first digit that touches data.
+                    t2 = _run_end(t, n, wgt, e_hi)
+                    if not padmode:
+                        touch_lo, touch_hi = v_lo // wgt, -(-v_hi // wgt) - 1
+                        first = max(t + 1, touch_lo)
+                        if first <= touch_hi:
+                            t2 = min(t2, first)
                     if necon - d_econ == 0:
                         self.fill_levels(lev, d.plus(t * ds), t2 - t)
                     else:
