@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -232,3 +233,26 @@ def test_destination_left_pad_beyond_the_source_frame_is_written(src, dst, shape
     out = np.full(dst.size(shape), 99, np.uint8)
     got = lk.convert(buf, shape, src, dst, pad_value=7, out=out)
     np.testing.assert_array_equal(got, dst.pack(x, pad_value=7))
+
+
+def test_scale_past_float32_is_an_error_not_a_warning() -> None:
+    x = np.zeros((1, 3, 2, 2), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(lk.LayoutError, match="scale=1e"):
+            lk.Layout("NCHW4c").pack(x, dtype=np.int8, scale=1e300)
+
+
+def test_bools_are_not_extents() -> None:
+    with pytest.raises(TypeError, match="not a bool"):
+        lk.Layout("NCHW4c").size((True, 3, 2, 2))
+    with pytest.raises(TypeError, match="not a bool"):
+        lk.Layout("NCHW4c").unpack(np.zeros(16, np.uint8), (1, np.True_, 2, 2))
+
+
+def test_ggml_tensor_extents_name_ne_and_fit_ggml() -> None:
+    with pytest.raises(TypeError, match="ne: expected"):
+        lk.ggml.new_tensor("F32", 2.5)
+    with pytest.raises(lk.LayoutError, match="more than ggml's sizes hold"):
+        lk.ggml.new_tensor("F32", 2**62, 2**62, no_alloc=True)
+    assert lk.ggml.new_tensor("F32", [4, 2]).nb == (4, 16, 32, 32)

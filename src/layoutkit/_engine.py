@@ -316,7 +316,8 @@ def _conversion(src: np.dtype, dtype: Any, scale: Any, zero_point: Any) -> Conve
     if scale is None:
         raise LayoutError(f"{src} -> {dst} ({kind}) needs scale=, e.g. scale=1/128")
     try:
-        scale32 = float(np.float32(scale))
+        with np.errstate(over="ignore"):  # a scale past float32 is refused just below
+            scale32 = float(np.float32(scale))
     except (TypeError, ValueError):
         raise TypeError(f"scale={scale!r}: expected a float") from None
     if not (np.isfinite(scale32) and scale32 > 0):

@@ -745,6 +745,9 @@ class _SpanView:
         self._owner = owner
 
 
+_MAX_BYTES = (1 << 63) - 1  # ggml sizes are size_t, its extents int64
+
+
 def _ne4(ne: Sequence[Any], name: str = "ne") -> tuple[int, int, int, int]:
     if not 1 <= len(ne) <= GGML_MAX_DIMS:
         raise LayoutError(f"{name}={tuple(ne)}: expected 1 to {GGML_MAX_DIMS} extents")
@@ -1392,11 +1395,20 @@ def new_tensor(t: Any, *ne: int, data: Any = None, no_alloc: bool = False) -> Te
     """
     info = _usable(t)
     if len(ne) == 1 and not isinstance(ne[0], (int, np.integer)):
+        if not isinstance(ne[0], (tuple, list, np.ndarray)):
+            raise TypeError(
+                f"ne: expected 1 to {GGML_MAX_DIMS} int extents or one sequence of them, "
+                f"got {ne[0]!r}"
+            )
         ne = tuple(ne[0])
     ne4 = _ne4(ne)
     _check_ne0(info, ne4)
     nb = _packed_nb(info, ne4)
     size = info.row_size(ne4[0]) * ne4[1] * ne4[2] * ne4[3]
+    if size > _MAX_BYTES:
+        raise LayoutError(
+            f"ne={ne4}: the tensor would take {size} bytes, more than ggml's sizes hold ({_MAX_BYTES})"
+        )
     buf: np.ndarray | None
     if data is not None:
         if isinstance(data, np.ndarray):

@@ -580,7 +580,9 @@ def _int_tuple(value: Any, name: str) -> tuple[int, ...]:
         raise TypeError(f"{name}: expected a sequence of ints, got {type(value).__name__}")
     out = []
     for k, v in enumerate(value):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        if isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name}[{k}] = {v!r}: expected an int, not a bool")
+        if not isinstance(v, (int, np.integer)):
             try:
                 v = operator.index(v)
             except TypeError:
