@@ -534,3 +534,11 @@ def test_readme_c_example(tmp_path):
     )
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
     assert out.strip() == expected
+
+
+def test_byte_only_offsets_say_why():
+    """Pitches that are not multiples of the element size have no element offset."""
+    h = lk.emit_c("NC", Pitched("NC", pitches=(21, 7)), (3, 3), "int16")
+    assert "convert_dst_byte_offset(" in h and "size_t convert_dst_offset(" not in h
+    assert "No convert_dst_offset: the byte strides are not all multiples" in h
+    assert "size_t convert_src_offset(" in h

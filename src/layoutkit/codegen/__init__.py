@@ -373,6 +373,11 @@ def _offset_functions(
             f"/* Element offset of the same index (byte offset / {itemsize}). */",
             f"static inline size_t {fn}_offset({params}) {{{unused} return {el or '0'}; }}",
         ]
+    else:
+        out.append(
+            f"/* No {fn}_offset: the byte strides are not all multiples of the {itemsize}-byte "
+            "element, so an element offset does not exist; use the byte offset. */"
+        )
     return "\n".join(out) + "\n"
 
 
