@@ -304,6 +304,21 @@ def test_streamed_byte_lanes_of_a_batch(offset):
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
 
 
+@pytest.mark.parametrize("offset", [0, 8, 16, 32, 48])
+@pytest.mark.parametrize("shape", [(1, 3, 1024, 1027), (2, 19, 7, 37)])
+def test_three_byte_channels_in_blocks_of_16(shape, offset):
+    """3 byte channels (or a last block of 3) into NCHW16c: two padded rows a
+    store, streamed 16 bytes at a time in a large operation (16 MiB here) when
+    the output is 16-byte aligned. Padding holds pad_value; nothing outside the
+    output is written."""
+    x = _data(shape, np.uint8, seed=offset)
+    layout = lk.Layout("NCHW16c")
+    raw, start, out = _output_at(layout.physical_shape(shape), np.uint8, offset)
+    got = layout.pack(x, pad_value=7, out=out)
+    assert got.tobytes() == ref_pack(x, "NCHW16c", pad_value=7).tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
 LONG_LANE_CHECK = """
 import sys
 import numpy as np

@@ -144,8 +144,8 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_set_footprint_hint(Py_ssize_t nbytes)
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_prefetch_t0(const char* p)
-    Py_ssize_t lk_interleave3_pad32(char* out, const void* const* lanes, Py_ssize_t m,
-                                    uint8_t pad)
+    Py_ssize_t lk_interleave3_pad(char* out, const void* const* lanes, Py_ssize_t m,
+                                  uint8_t pad, int row)
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
@@ -272,12 +272,12 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
         # Channel interleave: n1 lanes, each a contiguous source stream; padding
         # lanes read from a buffer of pad values. Tiles of TILE rows stay in L1.
         if elem_t is uint8_t:
-            if lo == 0 and hi == 3 and n1 == 32 and on == 32:
-                # 3 channels in blocks of 32 (mostly padding): one store a row
-                # (blocks of 8 and 16 do better in the compiled interleaves).
+            if lo == 0 and hi == 3 and (n1 == 32 or n1 == 16) and on == n1:
+                # 3 channels in blocks of 32 or 16 (mostly padding): one store a
+                # row of 32, or a pair of rows of 16.
                 for j in range(3):
                     lanes[j] = src + j * s1
-                i0 = lk_interleave3_pad32(<char*>o, lanes, n0, pv)
+                i0 = lk_interleave3_pad(<char*>o, lanes, n0, pv, <int>n1)
                 if i0 > 0:     # else (no AVX2, fewer than 32 rows) the general path
                     for i in range(i0, n0):
                         row = o + i * on
