@@ -393,25 +393,19 @@ def _pad_bytes_cached(kind: str, pad_value: Any, dtype: np.dtype) -> np.ndarray:
 
 
 def _pad_bytes_uncached(pad_value: Any, dtype: np.dtype) -> np.ndarray:
-    if dtype.kind == "V" and dtype.fields is None and not _is_ml_dtype(dtype):
-        if isinstance(pad_value, (bytes, bytearray)) and len(pad_value) == dtype.itemsize:
-            return np.frombuffer(bytes(pad_value), dtype=np.uint8).copy()
-        if (
-            isinstance(pad_value, (int, np.integer))
-            and not isinstance(pad_value, bool)
-            and pad_value == 0
-        ):
-            return np.zeros(dtype.itemsize, dtype=np.uint8)
-        raise LayoutError(
-            f"pad_value={pad_value!r}: for raw dtype {dtype} pass 0 or {dtype.itemsize} bytes"
-        )
-    if pad_value is None:
-        raise LayoutError(f"pad_value=None: expected a scalar of {dtype} (0 for zero padding)")
     is_int = isinstance(pad_value, (int, np.integer)) and not isinstance(pad_value, bool)
     if is_int and pad_value == 0:
         # Zero bytes for every dtype: np.array(0, "S2") is the text b"0", and
         # float8_e8m0fnu has no zero (its 0x00 is 2**-127).
         return np.zeros(dtype.itemsize, dtype=np.uint8)
+    if dtype.kind == "V" and dtype.fields is None and not _is_ml_dtype(dtype):
+        if isinstance(pad_value, (bytes, bytearray)) and len(pad_value) == dtype.itemsize:
+            return np.frombuffer(bytes(pad_value), dtype=np.uint8).copy()
+        raise LayoutError(
+            f"pad_value={pad_value!r}: for raw dtype {dtype} pass 0 or {dtype.itemsize} bytes"
+        )
+    if pad_value is None:
+        raise LayoutError(f"pad_value=None: expected a scalar of {dtype} (0 for zero padding)")
     if dtype.kind in "SU":
         if not isinstance(pad_value, (str, bytes)):
             raise LayoutError(

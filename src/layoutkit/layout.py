@@ -572,8 +572,8 @@ def _roundup(x: int, a: int) -> int:
 
 
 def _int_tuple(value: Any, name: str) -> tuple[int, ...]:
-    if type(value) is tuple and all(type(v) is int for v in value):
-        return value  # the common case (an array's .shape), checked cheaply
+    if exact_shape(value):
+        return value  # the common case (an array's .shape)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return (int(value),)
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):

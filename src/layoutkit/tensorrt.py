@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import CallMemo, _check_out
+from ._engine import CallMemo, _as_array, _check_out
 from ._errors import LayoutError
 from .layout import Layout, _int_tuple, exact_shape
 
@@ -494,7 +494,6 @@ def _version(value: Any) -> Version:
         if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
             raise LayoutError(f"version={value!r}: expected a (major, minor) pair of ints")
         major, minor = int(value[0]), int(value[1])
-        text = f"{major}.{minor}"
         if minor < 0:
             raise LayoutError(f"version={value!r}: the minor version must be >= 0")
     elif isinstance(value, float):
@@ -503,7 +502,7 @@ def _version(value: Any) -> Version:
             "(as a float, 10.10 and 10.1 are the same number)"
         )
     elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        major, minor, text = int(value), 99, str(value)
+        major, minor = int(value), 99
     elif isinstance(value, str):
         text = value.strip().lower()
         if text in ("current", "latest"):
@@ -1156,19 +1155,9 @@ def strides(
 
 
 def _array(x: Any, name: str) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    if isinstance(x, bytes):  # raw bytes, as bytearray and memoryview give them
-        return np.frombuffer(x, dtype=np.uint8)
-    if isinstance(x, str):
-        raise TypeError(f"{name}: expected an array, got {type(x).__name__}")
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:
-        raise TypeError(f"{name}: cannot be viewed as an array ({exc})") from None
-    if arr.dtype.hasobject:
-        raise TypeError(f"{name}: dtype {arr.dtype} holds Python objects")
-    return arr
+    if isinstance(x, str):  # np.asarray would make it a 0-d string array
+        raise TypeError(f"{name}: expected an array, got str")
+    return _as_array(x, name)
 
 
 def _declared(arr: np.ndarray, dtype: Any, name: str) -> Any:

@@ -57,7 +57,7 @@ from typing import Any, ClassVar
 import ml_dtypes
 import numpy as np
 
-from ._engine import CallMemo
+from ._engine import CallMemo, _as_array
 from ._errors import LayoutError
 from .layout import Layout, as_dtype, exact_shape
 
@@ -1085,20 +1085,6 @@ def hw_shape(
     return _shape_after(sh, steps)
 
 
-def _as_input(x: Any, name: str) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    if isinstance(x, bytes):  # a buffer, as bytearray and memoryview are (not an S scalar)
-        return np.frombuffer(x, dtype=np.uint8)
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:
-        raise TypeError(f"{name}: cannot be viewed as an array ({exc})") from None
-    if arr.dtype.hasobject:
-        raise TypeError(f"{name}: dtype {arr.dtype} holds Python objects")
-    return arr
-
-
 _FAST_PLANS = CallMemo(512)  # plans of successful calls, by their arguments
 
 
@@ -1169,7 +1155,7 @@ def to_hw(
             if out is not None and not _out_matches(out, hit.out_shape, x.dtype):
                 _check_out(out, hit.out_shape, x.dtype, "hw_shape")
             return hit.run(x, out)
-    arr = _as_input(x, "x")
+    arr = _as_array(x, "x")
     cpu = _format(cpu_format, "cpu_format")
     hw = _format(hw_format, "hw_format")
     shape = tuple(arr.shape)
@@ -1230,7 +1216,7 @@ def to_cpu(
             if out is not None and not _out_matches(out, hit.out_shape, y.dtype):
                 _check_out(out, hit.out_shape, y.dtype, "cpu_shape")
             return hit.run(y.reshape(hit.in_shape), out)
-    arr = _as_input(y, "y")
+    arr = _as_array(y, "y")
     sh = _shape_arg(cpu_shape, "cpu_shape")
     cpu = _format(cpu_format, "cpu_format")
     hw = _format(hw_format, "hw_format")
@@ -1566,7 +1552,7 @@ class HsiTensor:
                 raise LayoutError(
                     f"{self.label}: {name} cannot be read as {_dtype_label(want_dt)} ({exc})"
                 ) from None
-        arr = _as_input(x, name)
+        arr = _as_array(x, name)
         if arr.dtype != want_dt:
             hint = ""
             if _is_float(arr.dtype) and _is_quant_int(want_dt):
