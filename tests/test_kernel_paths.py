@@ -891,3 +891,96 @@ def test_byte_kernels_random_shapes(n, c, hw, tag, offset, seed):
     layout.pack(x, out=out)
     assert out.tobytes() == want.tobytes()
     assert (raw[:start] == 0xA5).all() and (raw[start + want.nbytes :] == 0xA5).all()
+
+
+@pytest.mark.parametrize("offset", [0, 16])
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [
+        ((1, 2048, 7, 7), np.uint8),
+        ((1, 2100, 7, 7), np.uint8),
+        ((2, 2048, 9, 9), np.uint8),
+        ((1, 2056, 10, 13), np.uint8),
+        ((1, 4096, 3, 5), np.uint8),
+        ((1, 2048, 1, 17), np.uint8),
+        ((1, 1024, 7, 7), np.float16),
+        ((1, 1030, 14, 14), np.float16),
+        ((1, 1024, 3, 3), np.float16),
+        ((1, 16384, 15, 17), np.uint8),
+    ],
+    ids=str,
+)
+def test_row_runs_of_ragged_short_planes(shape, dtype, offset):
+    """NCHW -> NHWC of 2 KiB+ pixels and a few hundred rows or fewer (7x7,
+    14x14 planes) takes the row-run kernel for any row count of a tile or
+    more: a last tile, or a last block of 64 rows, that would pass the last row
+    ends at it instead, overlapping rows already done. Lane counts past whole
+    runs, rows under one tile (15 bytes, 9 half-words), 4 MiB+ of output
+    (streamed) and outputs off a line boundary are included; nothing outside
+    the output is written."""
+    x = _data(shape, dtype, seed=sum(shape) + offset)
+    want = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    raw, start, out = _output_at(want.shape, dtype, offset)
+    got = lk.Layout("NHWC", dims="NCHW").pack(x, out=out)
+    assert got.tobytes() == want.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize(("lanes", "rows"), [(37, 53), (19, 100), (300, 9), (45, 17)])
+def test_transpose_edges_by_overlapping_tiles(lanes, rows, dtype):
+    """Lanes and rows past the last whole register tile are transposed by a
+    tile that ends at the last lane or row, overlapping the tiles before it:
+    NHWC <-> NCHW of planes of ``rows`` pixels with ``lanes`` channels."""
+    shape = (1, lanes, 1, rows)
+    x = _data(shape, dtype, seed=lanes * rows)
+    nhwc = lk.Layout("NHWC", dims="NCHW")
+    packed = nhwc.pack(x)
+    assert packed.tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
+    assert lk.convert(packed, shape, nhwc, "NCHW").tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("offset", [0, 3])
+@pytest.mark.parametrize(
+    ("tag", "dtype", "c", "hw"),
+    [
+        ("NCHW4c", np.uint8, 2048, (7, 7)),
+        ("NCHW4c", np.uint8, 12, (5, 7)),
+        ("NCHW4c", np.int8, 8, (8, 8)),
+        ("NCHW4c", np.uint8, 7, (1, 33)),
+        ("NCHW2c", np.float16, 64, (3, 7)),
+        ("NCHW2c", np.uint16, 6, (1, 17)),
+        ("NCHW2c", np.float16, 5, (4, 8)),
+    ],
+    ids=str,
+)
+def test_box_grids_of_ragged_lanes(tag, dtype, c, hw, offset):
+    """NCHW <-> NCHW4c bytes and NCHW2c half-words of small planes run as grids
+    of fixed shuffles for any plane of one step (32 bytes, 16 half-words) or
+    more: a last step past the plane ends at it, overlapping the step before.
+    Padded channel blocks and outputs off alignment included."""
+    shape = (2, c, *hw)
+    x = _data(shape, dtype, seed=c + offset)
+    layout = lk.Layout(tag, dims="NCHW")
+    raw, start, out = _output_at(
+        layout.physical_shape(shape), dtype, offset * np.dtype(dtype).itemsize
+    )
+    want = ref_pack(x, tag, dims="NCHW", pad_value=5)
+    assert layout.pack(x, out=out, pad_value=5).tobytes() == want.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+    assert layout.unpack(want, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("c", [56, 48, 60])
+@pytest.mark.parametrize("tag", ["NHWC8h2w32c2w", "NHWC8h2w32c4w"])
+def test_crouton_box_grids_of_partial_chunks(tag, c):
+    """Croutons whose last chunk of channels is partial but one grid step or
+    more (24, 16, 28 of 32 half-words): the grid's last step overlaps the one
+    before, both directions."""
+    dtype = np.float16 if tag.endswith("2w") else np.uint8
+    shape = (1, 16, 12, c)
+    layout = lk.Layout(tag, dims="NHWC")
+    x = _data(shape, dtype, seed=c)
+    want = ref_pack(x, tag, dims="NHWC", pad_value=7)
+    assert layout.pack(x, pad_value=7).tobytes() == want.tobytes()
+    assert layout.unpack(want, shape).tobytes() == x.tobytes()

@@ -1326,7 +1326,7 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
  * 256 bytes of every row of a block of up to 64 rows are built in a 16 KiB
  * staging block from contiguous source lanes, then each row's 256 bytes go out
  * as one run (NHWC -> NCHW uint8 1x64x256x256: ~640 -> ~440 us in a C harness).
- * Needs rows a multiple of the tile's rows (32 / es); returns the lanes done.
+ * Needs at least one tile of rows (16 / es); returns the lanes done.
  */
 #define LK_ROWRUN_BYTES 256
 
@@ -1350,19 +1350,27 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
     int stream = (out_bytes >= ((ptrdiff_t)4 << 20) ||
                   (out_bytes >= ((ptrdiff_t)512 << 10) && lk_large_operation())) &&
                  drow % 64 == 0 && (uintptr_t)dst % 64 == 0;
+    /* Rows that do not fill the last block or tile take a block or tile that
+     * ends at the last row, overlapping rows already done (NCHW -> NHWC of
+     * 1x2048x7x7 and 1x2048x14x14, 49 and 196 rows, which the other kernels
+     * took 1.5-2.2x as long over). */
     for (ptrdiff_t j0 = 0; j0 < done; j0 += run)
-        for (ptrdiff_t i0 = 0; i0 < rows; i0 += 64) {
+        for (ptrdiff_t b0 = 0; b0 < rows; b0 += 64) {
+            ptrdiff_t i0 = b0 + 64 <= rows || rows < 64 ? b0 : rows - 64;
             ptrdiff_t nr = rows - i0 < 64 ? rows - i0 : 64;
+#define LK_ROWRUN_TILE_ROW(r) ((r) + wide_rows <= nr ? (r) : nr - wide_rows)
             if (rows > 64) {
                 /* Pixels of more than one block of rows (NHWC -> NCHW of 256
                  * channels): rows outer, so that the block's misses are in
                  * flight together (the order below measured 10-15% slower).
                  * Wide tiles: uint8 8x256x56x56 0.76x the time of double
                  * tiles, float16 and float32 0.92-0.96x. */
-                for (ptrdiff_t r = 0; r < nr; r += wide_rows)
+                for (ptrdiff_t r0 = 0; r0 < nr; r0 += wide_rows) {
+                    ptrdiff_t r = LK_ROWRUN_TILE_ROW(r0);
                     for (ptrdiff_t q = 0; q < run; q += wide)
                         lk_tilew(stage + r * LK_ROWRUN_BYTES + q * es, LK_ROWRUN_BYTES,
                                  src + (j0 + q) * slane + (i0 + r) * es, slane, es);
+                }
             } else {
                 /* Whole pixels in the block: wide tiles a group of lanes at a
                  * time, which uses each source line whole while it is in L1,
@@ -1374,11 +1382,14 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
                             for (ptrdiff_t b = 0; b < nr * es; b += 64)
                                 _mm_prefetch(src + (j0 + q + wide + k) * slane + i0 * es + b,
                                              _MM_HINT_T0);
-                    for (ptrdiff_t r = 0; r < nr; r += wide_rows)
+                    for (ptrdiff_t r0 = 0; r0 < nr; r0 += wide_rows) {
+                        ptrdiff_t r = LK_ROWRUN_TILE_ROW(r0);
                         lk_tilew(stage + r * LK_ROWRUN_BYTES + q * es, LK_ROWRUN_BYTES,
                                  src + (j0 + q) * slane + (i0 + r) * es, slane, es);
+                    }
                 }
             }
+#undef LK_ROWRUN_TILE_ROW
             for (ptrdiff_t r = 0; r < nr; r++) {
                 char *d = dst + (i0 + r) * drow + j0 * es;
                 const char *t = stage + r * LK_ROWRUN_BYTES;
@@ -1833,8 +1844,11 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
 /* Whether lk_transpose takes the row-run kernel: rows far apart (drow >= 2 KiB),
  * a whole number of tiles of rows up to 256, and at least two runs of lanes. */
 static inline int lk_rowruns_fit(ptrdiff_t drow, ptrdiff_t rows, ptrdiff_t lanes, int es) {
-    return drow >= 2048 && rows % (32 / es) == 0 && rows <= 256 &&
-           lanes >= 2 * (LK_ROWRUN_BYTES / es);
+    /* Rows past whole tiles take an overlapping tile; for 4- and 8-byte
+     * elements the other kernels do those shapes as fast or faster (Zen 4, 1024
+     * x 49 float64: 1.3x the time here). */
+    int tiles_fit = es <= 2 ? rows >= 16 / es : rows % (32 / es) == 0;
+    return drow >= 2048 && tiles_fit && rows <= 256 && lanes >= 2 * (LK_ROWRUN_BYTES / es);
 }
 #endif
 
@@ -1884,9 +1898,60 @@ static inline ptrdiff_t lk_aligned_head_rows(const char *src, ptrdiff_t drow, pt
     return 0;
 }
 
+/* Rows [i0, i1) of lanes [j0, j1), element by element in 8-row blocks; the
+ * copies have a constant size in each case, so they compile to moves (a
+ * memcpy of size es is a call per element). */
+#define LK_TRANSPOSE_SCALAR(T)                                                   \
+    for (ptrdiff_t i = i0; i < i1; i += 8) {                                     \
+        ptrdiff_t ie = i + 8 < i1 ? i + 8 : i1;                                  \
+        for (ptrdiff_t j = j0; j < j1; j++)                                      \
+            for (ptrdiff_t ii = i; ii < ie; ii++)                                \
+                memcpy(dst + ii * drow + j * es, src + j * slane + ii * es, sizeof(T)); \
+    }
+static void lk_transpose_scalar(char *restrict dst, ptrdiff_t drow, const char *restrict src,
+                                ptrdiff_t slane, ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t j0,
+                                ptrdiff_t j1, int es) {
+    switch (es) {
+    case 1: LK_TRANSPOSE_SCALAR(uint8_t); break;
+    case 2: LK_TRANSPOSE_SCALAR(uint16_t); break;
+    case 4: LK_TRANSPOSE_SCALAR(uint32_t); break;
+    case 8: LK_TRANSPOSE_SCALAR(uint64_t); break;
+    default:
+        for (ptrdiff_t i = i0; i < i1; i++)
+            for (ptrdiff_t j = j0; j < j1; j++)
+                memcpy(dst + i * drow + j * es, src + j * slane + i * es, (size_t)es);
+    }
+}
+
+#ifdef LK_HAVE_SSE2
+/* Rows [i0, i1) (i1 >= n) of `lanes` lanes (a multiple of n) by register
+ * tiles read straight from the lanes; a last tile of n rows ends at i1,
+ * overlapping rows done before it. (The staged loops cost more to set up than
+ * an edge of a few tiles takes: 1x2048x7x7 float16 into NCHW32c, 64 edges of
+ * 32 lanes, 2x the time through them.) */
+static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const char *restrict src,
+                                   ptrdiff_t slane, ptrdiff_t i0, ptrdiff_t i1, ptrdiff_t lanes,
+                                   int es, int n) {
+    while (i0 < i1) {
+        ptrdiff_t i = i0 + n <= i1 ? i0 : i1 - n;
+        for (ptrdiff_t j = 0; j < lanes; j += n) {
+            char *d = dst + i * drow + j * es;
+            const char *s = src + j * slane + i * es;
+            switch (es) {
+            case 1: lk_tile_8(d, drow, s, slane); break;
+            case 2: lk_tile_16(d, drow, s, slane); break;
+            case 4: lk_tile_32(d, drow, s, slane); break;
+            default: lk_tile_64(d, drow, s, slane); break;
+            }
+        }
+        i0 = i + n;
+    }
+}
+#endif
+
 static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restrict src,
                          ptrdiff_t slane, ptrdiff_t rows, ptrdiff_t lanes, int es) {
-    ptrdiff_t i = 0, j;
+    ptrdiff_t i = 0;
     int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
 #ifdef LK_HAVE_AVX2_TILES
     if (n && lk_avx2() && lk_rowruns_fit(drow, rows, lanes, es)) {
@@ -1942,20 +2007,28 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         else
 #endif
             lk_transpose_full_sse2(dst, drow, src, slane, full_rows, full_lanes, es, n);
-        /* Lanes beyond the last full tile, for the full rows. */
-        for (j = full_lanes; j < lanes; j++)
-            for (ptrdiff_t ii = 0; ii < full_rows; ii++)
-                memcpy(dst + ii * drow + j * es, src + j * slane + ii * es, (size_t)es);
+        if (full_lanes >= n && (full_rows < rows || full_lanes < lanes)) {
+            /* The edges by register tiles that overlap the part already done,
+             * rewriting a few elements with the same values, instead of one
+             * element at a time: NCHW -> NHWC of 1x2048x7x7 (49 rows) took
+             * 15.9 us for bytes and 31.3 us for float16 with its last row
+             * copied per element, 9.0 and 10.0 us for 48 rows (Zen 4). */
+            if (full_rows < rows && rows >= n)
+                lk_transpose_edge_rows(dst, drow, src, slane, full_rows, rows, full_lanes, es, n);
+            if (full_lanes < lanes) {
+                ptrdiff_t j0 = lanes - n;
+                lk_transpose_edge_rows(dst + j0 * es, drow, src + j0 * slane, slane, 0,
+                                       rows >= n ? rows : 0, n, es, n);
+            }
+            if (rows >= n) return;
+            full_lanes = lanes;
+        }
+        lk_transpose_scalar(dst, drow, src, slane, 0, full_rows, full_lanes, lanes, es);
         i = full_rows;
     }
 #endif
-    /* Remaining rows (all rows without register tiles), in 8-row blocks. */
-    for (; i < rows; i += 8) {
-        ptrdiff_t i1 = i + 8 < rows ? i + 8 : rows;
-        for (j = 0; j < lanes; j++)
-            for (ptrdiff_t ii = i; ii < i1; ii++)
-                memcpy(dst + ii * drow + j * es, src + j * slane + ii * es, (size_t)es);
-    }
+    /* Remaining rows (all rows without register tiles). */
+    lk_transpose_scalar(dst, drow, src, slane, i, rows, 0, lanes, es);
 }
 
 /*
@@ -2033,15 +2106,22 @@ typedef struct {
 enum { LK_GRID_IL4_U8 = 1, LK_GRID_IL2_U16 = 2, LK_GRID_DI4_U8 = 3, LK_GRID_DI2_U16 = 4 };
 
 #ifdef LK_HAVE_AVX2_TILES
+/* Step i0 of a box of m elements, `step` at a time (m >= step): a last step
+ * past m ends at m instead, rewriting elements already done with the same
+ * values (NCHW -> NCHW4c of 1x2048x7x7 bytes, m = 49: 4.2 us a call against
+ * 12.7 us walking the boxes). */
+#define LK_BOX_STEP_AT(i0, step, m) ((i0) + (step) <= (m) ? (i0) : (m) - (step))
+
 __attribute__((target("avx2"))) static inline void lk_box_il4_u8(char *restrict o,
                                                                 const char *restrict s,
                                                                 ptrdiff_t ls, ptrdiff_t m) {
-    for (ptrdiff_t i = 0; i < m; i += 32, o += 128) {
+    for (ptrdiff_t i0 = 0; i0 < m; i0 += 32) {
+        ptrdiff_t i = LK_BOX_STEP_AT(i0, 32, m);
         __m256i va = _mm256_loadu_si256((const __m256i *)(s + i));
         __m256i vb = _mm256_loadu_si256((const __m256i *)(s + ls + i));
         __m256i vc = _mm256_loadu_si256((const __m256i *)(s + 2 * ls + i));
         __m256i vd = _mm256_loadu_si256((const __m256i *)(s + 3 * ls + i));
-        lk_interleave4_u8_step(o, va, vb, vc, vd);
+        lk_interleave4_u8_step(o + 4 * i, va, vb, vc, vd);
     }
 }
 
@@ -2050,12 +2130,13 @@ __attribute__((target("avx2"))) static inline void lk_box_il4_u8(char *restrict 
 __attribute__((target("avx2"))) static inline void lk_box_il2_u16(char *restrict o,
                                                                  const char *restrict s,
                                                                  ptrdiff_t ls, ptrdiff_t m) {
-    for (ptrdiff_t i = 0; i < 2 * m; i += 32, o += 64) {
+    for (ptrdiff_t i0 = 0; i0 < m; i0 += 16) {
+        ptrdiff_t i = 2 * LK_BOX_STEP_AT(i0, 16, m); /* bytes into each lane */
         __m256i va = _mm256_loadu_si256((const __m256i *)(s + i));
         __m256i vb = _mm256_loadu_si256((const __m256i *)(s + ls + i));
         __m256i lo = _mm256_unpacklo_epi16(va, vb), hi = _mm256_unpackhi_epi16(va, vb);
-        _mm256_storeu_si256((__m256i *)o, _mm256_permute2x128_si256(lo, hi, 0x20));
-        _mm256_storeu_si256((__m256i *)(o + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
+        _mm256_storeu_si256((__m256i *)(o + 2 * i), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(o + 2 * i + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
     }
 }
 
@@ -2067,14 +2148,24 @@ __attribute__((target("avx2"))) static inline void lk_box_di2_u16(char *restrict
                                                                  ptrdiff_t m) {
     const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
                                            0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    for (ptrdiff_t i = 0; i < 2 * m; i += 32, s += 64) {
+    for (ptrdiff_t i0 = 0; i0 < m; i0 += 16) {
+        ptrdiff_t i = 2 * LK_BOX_STEP_AT(i0, 16, m); /* bytes into each row */
+        const char *p = s + 2 * i;
         __m256i a = _mm256_permute4x64_epi64(
-            _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)s), split), 0xD8);
+            _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)p), split), 0xD8);
         __m256i b = _mm256_permute4x64_epi64(
-            _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(s + 32)), split), 0xD8);
+            _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(p + 32)), split), 0xD8);
         _mm256_storeu_si256((__m256i *)(o + i), _mm256_permute2x128_si256(a, b, 0x20));
         _mm256_storeu_si256((__m256i *)(o + ob + i), _mm256_permute2x128_si256(a, b, 0x31));
     }
+}
+
+/* 32 pixels of 4 bytes -> 4 rows of 32 at a time; m >= 32. */
+__attribute__((target("avx2"))) static inline void lk_box_di4_u8(char *restrict o, ptrdiff_t ob,
+                                                                const char *restrict s,
+                                                                ptrdiff_t m) {
+    ptrdiff_t done = lk_deinterleave4_avx2(o, ob, s, m, 4, 1);
+    if (done < m) lk_deinterleave4_avx2(o + m - 32, ob, s + 4 * (m - 32), 32, 4, 1);
 }
 
 #define LK_GRID_LOOPS(BOX)                                                       \
@@ -2094,7 +2185,7 @@ __attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *res
     switch (kind) {
     case LK_GRID_IL4_U8: LK_GRID_LOOPS(lk_box_il4_u8(d, s, stride, m)) break;
     case LK_GRID_IL2_U16: LK_GRID_LOOPS(lk_box_il2_u16(d, s, stride, m)) break;
-    case LK_GRID_DI4_U8: LK_GRID_LOOPS(lk_deinterleave4_avx2(d, stride, s, m, 4, 1)) break;
+    case LK_GRID_DI4_U8: LK_GRID_LOOPS(lk_box_di4_u8(d, stride, s, m)) break;
     default: LK_GRID_LOOPS(lk_box_di2_u16(d, stride, s, m)) break;
     }
 }
@@ -2107,7 +2198,7 @@ static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict
 #ifdef LK_HAVE_AVX2_TILES
     lk_grid_level lv[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
     ptrdiff_t step = kind == LK_GRID_IL4_U8 || kind == LK_GRID_DI4_U8 ? 32 : 16;
-    if (lk_simd() == 0 || !lk_avx2() || m <= 0 || m % step || nl < 1 || nl > 4 ||
+    if (lk_simd() == 0 || !lk_avx2() || m < step || nl < 1 || nl > 4 ||
         kind < LK_GRID_IL4_U8 || kind > LK_GRID_DI2_U16)
         return 0;
     for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
