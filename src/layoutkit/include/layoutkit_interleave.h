@@ -1842,7 +1842,7 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
 
 #ifdef LK_HAVE_AVX2_TILES
 /* Whether lk_transpose takes the row-run kernel: rows far apart (drow >= 2 KiB),
- * a whole number of tiles of rows up to 256, and at least two runs of lanes. */
+ * a tile of rows or more up to 256, and at least two runs of lanes. */
 static inline int lk_rowruns_fit(ptrdiff_t drow, ptrdiff_t rows, ptrdiff_t lanes, int es) {
     /* Rows past whole tiles take an overlapping tile; for 4- and 8-byte
      * elements the other kernels do those shapes as fast or faster (Zen 4, 1024
@@ -2007,22 +2007,22 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
         else
 #endif
             lk_transpose_full_sse2(dst, drow, src, slane, full_rows, full_lanes, es, n);
-        if (full_lanes >= n && (full_rows < rows || full_lanes < lanes)) {
+        if (full_lanes >= n && rows >= n) {
             /* The edges by register tiles that overlap the part already done,
              * rewriting a few elements with the same values, instead of one
              * element at a time: NCHW -> NHWC of 1x2048x7x7 (49 rows) took
              * 15.9 us for bytes and 31.3 us for float16 with its last row
              * copied per element, 9.0 and 10.0 us for 48 rows (Zen 4). */
-            if (full_rows < rows && rows >= n)
+            if (full_rows < rows)
                 lk_transpose_edge_rows(dst, drow, src, slane, full_rows, rows, full_lanes, es, n);
             if (full_lanes < lanes) {
                 ptrdiff_t j0 = lanes - n;
-                lk_transpose_edge_rows(dst + j0 * es, drow, src + j0 * slane, slane, 0,
-                                       rows >= n ? rows : 0, n, es, n);
+                lk_transpose_edge_rows(dst + j0 * es, drow, src + j0 * slane, slane, 0, rows, n,
+                                       es, n);
             }
-            if (rows >= n) return;
-            full_lanes = lanes;
+            return;
         }
+        /* Fewer lanes or rows than a tile: the rest element by element. */
         lk_transpose_scalar(dst, drow, src, slane, 0, full_rows, full_lanes, lanes, es);
         i = full_rows;
     }
