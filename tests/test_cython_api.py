@@ -181,3 +181,14 @@ def test_kernel_errors():
         g.quantize(np.zeros(33, np.float32))
     with pytest.raises(lk.LayoutError, match="imatrix"):
         g.quantize(np.zeros(32, np.float32), imatrix=np.ones(5, np.float32))
+    # The same dtype rules as lk.ggml.quantize / dequantize: integers are not
+    # silently cast, and float bytes are not read as blocks.
+    with pytest.raises(lk.ggml.DTypeError, match=r"x: expected a float array.*int64"):
+        g.quantize(np.arange(32))
+    with pytest.raises(lk.ggml.DTypeError, match="imatrix: expected a float array"):
+        g.quantize(np.zeros(32, np.float32), imatrix=np.ones(32, np.int32))
+    with pytest.raises(lk.ggml.DTypeError, match="q: expected a uint8 array of Q4_0"):
+        g.dequantize(np.zeros(18, np.int8))
+    blocks = lk.ggml.quantize(np.linspace(-1, 1, 32), "Q4_0")
+    assert g.quantize(np.linspace(-1, 1, 32)).tobytes() == blocks.tobytes()
+    assert g.dequantize(blocks.tobytes()).tobytes() == lk.ggml.dequantize(blocks, "Q4_0").tobytes()

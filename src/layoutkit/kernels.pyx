@@ -13,9 +13,10 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 
 import numpy as np
 
-from . import _engine, _ggml_quants
+from . import _engine, _ggml_quants, ggml
 from ._errors import LayoutError
 from ._repack import CPlan
+from .ggml import DTypeError
 
 
 cdef class RepackKernel:
@@ -123,6 +124,16 @@ cdef _run_repack(RepackKernel k, object src, object dst):
         lk_repack(&k.c_plan, &s[0], &d[0])
 
 
+def _float_values(x, name):
+    """``x`` as a flat contiguous float32 array; refuses non-float input as ggml.quantize does."""
+    arr = ggml._as_array(x, name)
+    if not ggml._is_float_dtype(arr.dtype):
+        raise DTypeError(
+            f"{name}: expected a float array (float16/32/64 or bfloat16), got dtype {arr.dtype}"
+        )
+    return np.ascontiguousarray(arr, dtype=np.float32).reshape(-1)
+
+
 cdef class GgmlKernel:
     """One GGML type's block kernels for C callers.
 
@@ -163,14 +174,15 @@ cdef class GgmlKernel:
         return self.c_kernel.type_size
 
     def quantize(self, x, imatrix=None):
-        """Quantize one row of float32 (a whole number of blocks) through the C entry point."""
+        """Quantize one row of floats (a whole number of blocks, cast to float32) through
+        the C entry point; integer input is refused, as by ``ggml.quantize``."""
         cdef const float[::1] xv
         cdef const float[::1] wv
         cdef unsigned char[::1] yv
         cdef const float* w = NULL
         cdef int rc
         cdef Py_ssize_t n
-        arr = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
+        arr = _float_values(x, "x")
         n = arr.shape[0]
         if n == 0 or n % self.c_kernel.block_size:
             raise LayoutError(
@@ -181,7 +193,7 @@ cdef class GgmlKernel:
         xv = arr
         yv = out
         if imatrix is not None:
-            weights = np.ascontiguousarray(imatrix, dtype=np.float32).reshape(-1)
+            weights = _float_values(imatrix, "imatrix")
             if weights.shape[0] != n:
                 raise LayoutError(f"imatrix: expected {n} weights, got {weights.shape[0]}")
             wv = weights
@@ -193,12 +205,21 @@ cdef class GgmlKernel:
         return out
 
     def dequantize(self, q):
-        """Dequantize whole blocks (uint8) to float32 through the C entry point."""
+        """Dequantize whole blocks (uint8 or bytes) to float32 through the C entry point."""
         cdef const unsigned char[::1] qv
         cdef float[::1] yv
         cdef int rc
         cdef Py_ssize_t n
-        arr = np.ascontiguousarray(q).reshape(-1).view(np.uint8)
+        if isinstance(q, (bytes, bytearray, memoryview)):
+            arr = np.frombuffer(q, dtype=np.uint8)
+        else:
+            arr = ggml._as_array(q, "q")
+        if arr.dtype != np.uint8:
+            raise DTypeError(
+                f"q: expected a uint8 array of {self.type_name} blocks, got dtype {arr.dtype} "
+                "(view raw buffers with .view(np.uint8))"
+            )
+        arr = np.ascontiguousarray(arr).reshape(-1)
         if arr.shape[0] == 0 or arr.shape[0] % self.c_kernel.type_size:
             raise LayoutError(
                 f"q: {arr.shape[0]} bytes is not a positive multiple of {self.type_name}'s "
