@@ -547,15 +547,7 @@ def dequantize(q: Any, t: Any, *, out: np.ndarray | None = None, threads: int = 
     if not info.can_dequantize:
         ok = ", ".join(i.name for i in types() if i.can_dequantize)
         raise LayoutError(f"type {info.name}: dequantize is not supported; supported types: {ok}")
-    if isinstance(q, (bytes, bytearray, memoryview)):
-        arr = np.frombuffer(q, dtype=np.uint8)
-    else:
-        arr = _as_array(q, "q")
-    if arr.dtype != np.uint8:
-        raise DTypeError(
-            f"q: expected a uint8 array of {info.name} blocks, got dtype {arr.dtype} "
-            "(view raw buffers with .view(np.uint8))"
-        )
+    arr = _as_blocks(q, info.name)
     if arr.ndim == 0:
         raise LayoutError("q: expected at least 1 dimension (rows of bytes), got a 0-d array")
     nbytes = arr.shape[-1]
@@ -702,6 +694,19 @@ def _run(
         ]
         for f in futures:
             f.result()
+
+
+def _as_blocks(q: Any, type_name: str) -> np.ndarray:
+    """Quantized blocks ``q`` (a uint8 array, or bytes) as a uint8 array."""
+    if isinstance(q, (bytes, bytearray, memoryview)):
+        return np.frombuffer(q, dtype=np.uint8)
+    arr = _as_array(q, "q")
+    if arr.dtype != np.uint8:
+        raise DTypeError(
+            f"q: expected a uint8 array of {type_name} blocks, got dtype {arr.dtype} "
+            "(view raw buffers with .view(np.uint8))"
+        )
+    return arr
 
 
 def _as_array(x: Any, name: str) -> np.ndarray:

@@ -210,16 +210,7 @@ cdef class GgmlKernel:
         cdef float[::1] yv
         cdef int rc
         cdef Py_ssize_t n
-        if isinstance(q, (bytes, bytearray, memoryview)):
-            arr = np.frombuffer(q, dtype=np.uint8)
-        else:
-            arr = ggml._as_array(q, "q")
-        if arr.dtype != np.uint8:
-            raise DTypeError(
-                f"q: expected a uint8 array of {self.type_name} blocks, got dtype {arr.dtype} "
-                "(view raw buffers with .view(np.uint8))"
-            )
-        arr = np.ascontiguousarray(arr).reshape(-1)
+        arr = np.ascontiguousarray(ggml._as_blocks(q, self.type_name)).reshape(-1)
         if arr.shape[0] == 0 or arr.shape[0] % self.c_kernel.type_size:
             raise LayoutError(
                 f"q: {arr.shape[0]} bytes is not a positive multiple of {self.type_name}'s "

@@ -1922,6 +1922,7 @@ static void lk_transpose_scalar(char *restrict dst, ptrdiff_t drow, const char *
                 memcpy(dst + i * drow + j * es, src + j * slane + i * es, (size_t)es);
     }
 }
+#undef LK_TRANSPOSE_SCALAR
 
 #ifdef LK_HAVE_SSE2
 /* Rows [i0, i1) (i1 >= n) of `lanes` lanes (a multiple of n) by register
