@@ -984,3 +984,38 @@ def test_crouton_box_grids_of_partial_chunks(tag, c):
     want = ref_pack(x, tag, dims="NHWC", pad_value=7)
     assert layout.pack(x, pad_value=7).tobytes() == want.tobytes()
     assert layout.unpack(want, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("pad_value", [0, 7])
+@pytest.mark.parametrize(
+    "tag, dtype, c, hw",
+    [
+        ("NHWC8h2w32c4w", np.uint8, 2048, (7, 7)),
+        ("NHWC8h2w32c4w", np.uint8, 4096, (3, 5)),
+        ("NHWC8h2w32c4w", np.uint8, 64, (7, 6)),
+        ("NHWC8h2w32c4w", np.uint8, 40, (2, 5)),
+        ("NHWC8h2w32c2w", np.float16, 2048, (7, 7)),
+        ("NHWC8h2w32c2w", np.float16, 96, (5, 3)),
+        ("NHWC8h2w32c2w", np.float16, 48, (8, 5)),
+    ],
+    ids=str,
+)
+def test_crouton_grids_with_padding_columns(tag, dtype, c, hw, pad_value):
+    """Crouton4x1 / Crouton2 packs of planes whose W is not a multiple of the
+    column group (4 / 2): the last group's missing columns are padding lanes of
+    the interleave grids, not data. Lane strides of 4 KiB (2048 half-words or
+    4096 bytes of channels) included; nothing written outside the output."""
+    h, w = hw
+    shape = (1, h, w, c)
+    x = _data(shape, dtype, seed=c + w)
+    layout = lk.Layout(tag, dims="NHWC")
+    want = ref_pack(x, tag, dims="NHWC", pad_value=pad_value)
+    for offset in (0, 16):
+        raw, start, out = _output_at(
+            layout.physical_shape(shape), dtype, offset * np.dtype(dtype).itemsize
+        )
+        got = layout.pack(x, out=out, pad_value=pad_value)
+        assert got.tobytes() == want.tobytes()
+        assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+    assert layout.pack(x, pad_value=pad_value, threads=2).tobytes() == want.tobytes()
+    assert layout.unpack(want, shape).tobytes() == x.tobytes()

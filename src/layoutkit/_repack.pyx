@@ -15,7 +15,7 @@ memcpy), so every numpy dtype, structured ones included, is supported.
 
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from cpython.pycapsule cimport PyCapsule_New
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
@@ -115,8 +115,14 @@ cdef void fill_run(char* dst, Py_ssize_t n, const uint8_t* pad, Py_ssize_t es) n
     cdef Py_ssize_t i
     if n <= 0:
         return
-    if es == 1:
-        fill_typed(<uint8_t*>dst, n, (<const uint8_t*>pad)[0])
+    i = 1
+    while i < es and pad[i] == pad[0]:
+        i += 1
+    if i >= es:
+        # One byte value (zero padding): memset's wide stores, where the typed
+        # loop below compiles to 16-byte ones for the baseline target (NHWC ->
+        # Crouton2 float16 of 1x2048x7x7 fills 256 KiB: 4 us of its 17).
+        memset(dst, pad[0], n * es)
     elif es == 2:
         fill_typed(<uint16_t*>dst, n, (<const uint16_t*>pad)[0])
     elif es == 4:
@@ -157,7 +163,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
         LK_GRID_DI4_U8
         LK_GRID_DI2_U16
     int lk_box_grid(int kind, char* dst, const char* src, const lk_grid_level* levels, int nl,
-                    Py_ssize_t stride, Py_ssize_t m)
+                    Py_ssize_t stride, Py_ssize_t m, int data, const void* pad)
     ctypedef struct lk_smallbox:
         Py_ssize_t win
         Py_ssize_t pitch
@@ -847,9 +853,10 @@ cdef bint copy_lane_blocks(const Plan* P, const int* order, int nord, Py_ssize_t
 cdef bint copy_box_grid(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
                         const Py_ssize_t* ext, const char* src, char* dst, int kind,
                         const lk_grid_level* inner, int ninner, Py_ssize_t stride,
-                        Py_ssize_t m) noexcept nogil:
+                        Py_ssize_t m, int data, const void* pad) noexcept nogil:
     """copy_lanes' boxes through lk_box_grid; False, with nothing written, where
-    the grid kernels do not apply.
+    the grid kernels do not apply. An interleave reads its first ``data`` lanes;
+    the others are padding (the pattern at ``pad``).
 
     The levels of ``order`` are visited in source order (smallest step
     fastest). The fastest of them and the ``ninner`` box levels of ``inner``,
@@ -874,10 +881,10 @@ cdef bint copy_box_grid(const Plan* P, const int* order, int nord, Py_ssize_t* i
         lv[j].d = P.ds[order[nord - g + j]]
     for j in range(ninner):
         lv[g + j] = inner[j]
-    if not lk_box_grid(kind, dst, src, lv, g + ninner, stride, m):
+    if not lk_box_grid(kind, dst, src, lv, g + ninner, stride, m, data, pad):
         return False
     while advance_both(P, order, nord - g, idx, ext, &src, &dst):
-        lk_box_grid(kind, dst, src, lv, g + ninner, stride, m)
+        lk_box_grid(kind, dst, src, lv, g + ninner, stride, m, data, pad)
     return True
 
 
@@ -994,17 +1001,22 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             grid[0].n, grid[0].s, grid[0].d = ngrp, off, grp_n[0] * es
             if copy_box_grid(P, order, nord, idx, ext, src, dst,
                              LK_GRID_DI4_U8 if m == 4 else LK_GRID_DI2_U16, grid, 1, K * es,
-                             grp_n[0]):
+                             grp_n[0], m, NULL):
                 return True
     if (not use_runs and K * es == 4 and (K == 4 or K == 2) and m * es <= 64
-            and lane_off[1] < 4096 and lane_off[1] > -4096):
-        # Short lanes a fixed stride apart (NHWC -> Crouton4x1 / Crouton2).
+            and lane_off[1] <= 4096 and lane_off[1] >= -4096):
+        # Short lanes a fixed stride apart (NHWC -> Crouton4x1 / Crouton2), the
+        # last ones possibly padding (the last column group of 7x7 planes).
         j = 0
         while j < K and not lane_pad[j] and lane_off[j] == j * lane_off[1]:
             j += 1
-        if j == K and copy_box_grid(P, order, nord, idx, ext, src, dst,
-                                    LK_GRID_IL4_U8 if K == 4 else LK_GRID_IL2_U16, grid, 0,
-                                    lane_off[1], m):
+        k = j
+        while k < K and lane_pad[k]:
+            k += 1
+        if j > 0 and k == K and copy_box_grid(P, order, nord, idx, ext, src, dst,
+                                              LK_GRID_IL4_U8 if K == 4 else LK_GRID_IL2_U16,
+                                              grid, 0, lane_off[1], m, <int>j,
+                                              <const void*>padbuf):
             return True
     if (nord > 0 and not use_runs and P.ss[order[nord - 1]] == m * es
             and ext[order[nord - 1]] > 1 and m * K * es <= 512):
@@ -1530,7 +1542,10 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
     cdef const int64_t* box
     cdef const char* s
     cdef char* o
-    cdef Py_ssize_t lo, hi
+    cdef Py_ssize_t lo, hi, first, count, inner = nlev - 1
+    cdef int64_t ext[MAX_LEVELS + 1]
+    cdef int64_t below[MAX_LEVELS + 1]
+    cdef int64_t dcontig[MAX_LEVELS + 1]
     fill_levels(P, 0, dst + t_lo * P.ds[0], t_hi - t_lo)
     for n in range(P.fill_box[0]):
         box = P.fill_box + 1 + n * 4 * (nlev + 1)
@@ -1549,6 +1564,25 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
         for k in range(1, nlev):
             s += box[nlev + 1 + k] * P.ss[k]
             o += box[nlev + 1 + k] * P.ds[k]
+        first, count = box[nlev + 1 + inner], box[inner]
+        if (nlev >= 3 and count < P.ext[inner] and P.ss[inner] != P.esize
+                and P.ext[inner] * P.esize == 4):
+            # A partial group of interleaved lanes (the last 4-column group of
+            # 7-wide Crouton4x1 planes: 3 columns): the whole group, its other
+            # lanes padding, goes through the interleave grids instead of a
+            # 2-D box call per 3 x 32 box.
+            for k in range(nlev + 1):
+                ext[k] = box[k]
+            ext[inner] = P.ext[inner]
+            below[nlev] = 1
+            dcontig[nlev] = 1
+            for k in range(nlev - 1, -1, -1):
+                below[k] = below[k + 1] * ext[k]
+                dcontig[k] = dcontig[k + 1] and P.ds[k] == below[k + 1] * P.esize
+            Q.ext, Q.below, Q.dcontig = ext, below, dcontig
+            copy_levels(&Q, 0, s - first * P.ss[inner], o - first * P.ds[inner], hi - lo,
+                        first, first + count)
+            continue
         copy_levels(&Q, 0, s, o, hi - lo, 0, ALL_LANES)
 
 
