@@ -1003,8 +1003,9 @@ def test_crouton_box_grids_of_partial_chunks(tag, c):
 def test_crouton_grids_with_padding_columns(tag, dtype, c, hw, pad_value):
     """Crouton4x1 / Crouton2 packs of planes whose W is not a multiple of the
     column group (4 / 2): the last group's missing columns are padding lanes of
-    the interleave grids, not data. Lane strides of 4 KiB (2048 half-words or
-    4096 bytes of channels) included; nothing written outside the output."""
+    the interleave grids, not data; unpacked, the de-interleave grids skip
+    them. Lane strides of 4 KiB (2048 half-words or 4096 bytes of channels)
+    included; nothing written outside the output."""
     h, w = hw
     shape = (1, h, w, c)
     x = _data(shape, dtype, seed=c + w)
@@ -1018,4 +1019,29 @@ def test_crouton_grids_with_padding_columns(tag, dtype, c, hw, pad_value):
         assert got.tobytes() == want.tobytes()
         assert not raw[:start].any() and not raw[start + out.nbytes :].any()
     assert layout.pack(x, pad_value=pad_value, threads=2).tobytes() == want.tobytes()
-    assert layout.unpack(want, shape).tobytes() == x.tobytes()
+    for offset in (0, 16):
+        raw, start, back = _output_at(shape, dtype, offset * np.dtype(dtype).itemsize)
+        assert layout.unpack(want, shape, out=back).tobytes() == x.tobytes()
+        assert not raw[:start].any() and not raw[start + back.nbytes :].any()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
+@pytest.mark.parametrize(("dtype", "slots", "kept"), [(np.uint8, 4, 3), (np.float16, 2, 1)])
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.parametrize("tag", ["NCHW", "NCHW4c"])
+def test_skipped_pixel_slots_of_strided_sources_are_not_read(tag, n, dtype, slots, kept):
+    """A strided NHWC view that keeps some of each pixel's slots (RGB of RGBA)
+    ends at its last kept element: the de-interleave kernels that load whole
+    pixels may do so only from whole layout buffers, never past such a view
+    (the buffer ends at an inaccessible page)."""
+    h, w = 5, 70
+    full = _data((n, h, w, slots), dtype, seed=slots)
+    flat = np.ascontiguousarray(full).reshape(-1)[: -(slots - kept)]
+    guarded = _guarded_copy(flat)
+    es = np.dtype(dtype).itemsize
+    x = np.lib.stride_tricks.as_strided(
+        guarded, (n, h, w, kept), (h * w * slots * es, w * slots * es, slots * es, es)
+    )
+    layout = lk.Layout(tag, dims="NHWC")
+    want = ref_pack(np.ascontiguousarray(x), tag, dims="NHWC")
+    assert layout.pack(x).tobytes() == want.tobytes()

@@ -73,10 +73,23 @@ class _NoLinearPlan(Exception):
     pass
 
 
+# RepackPlan's element-conversion arguments when elements move unchanged.
+_NO_CONVERSION: tuple[int, int, int, float, float] = (0, -1, -1, 1.0, 0.0)
+
+
 def _build_plan(
-    src: _Side, dst: _Side, shape: tuple[int, ...], itemsize: int, conversion: Any = None
+    src: _Side,
+    dst: _Side,
+    shape: tuple[int, ...],
+    itemsize: int,
+    conversion: Any = None,
+    src_whole: bool = False,
 ) -> RepackPlan:
-    """Refine both sides into kernel levels (see the module docstring)."""
+    """Refine both sides into kernel levels (see the module docstring).
+
+    ``src_whole``: the source is a whole layout buffer (every physical slot
+    readable), not a strided logical array.
+    """
     rank = len(shape)
     src_base = 0
     dst_base = 0
@@ -171,6 +184,9 @@ def _build_plan(
             if dim == d:
                 current = wgt * ext
             span[lv_i, k] = current
+    conversion_args: tuple[int, int, int, float, float] = (
+        conversion.plan_args() if conversion is not None else _NO_CONVERSION
+    )
     return RepackPlan(
         np.array([lv[0] for lv in levels], dtype=np.int64),
         np.array([lv[1] for lv in levels], dtype=np.int64),
@@ -183,7 +199,8 @@ def _build_plan(
         itemsize,
         src_base,
         dst_base,
-        *(conversion.plan_args() if conversion is not None else ()),
+        *conversion_args,
+        src_whole,
     )
 
 
@@ -211,7 +228,7 @@ def _cached_plan(
     else:
         dst = _layout_side(dst_layout, shape, out_size)
     try:
-        return _build_plan(src, dst, shape, out_size, conversion)
+        return _build_plan(src, dst, shape, out_size, conversion, src_layout is not None)
     except _NoLinearPlan:
         return None
 
@@ -240,7 +257,7 @@ class Conversion:
     scale: float  # float32 value
     zero_point: int
 
-    def plan_args(self) -> tuple[Any, ...]:
+    def plan_args(self) -> tuple[int, int, int, float, float]:
         codes = {**_FLOAT_CODES, **_INT_CODES}
         return (
             self.src.itemsize,

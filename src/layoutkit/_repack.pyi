@@ -32,6 +32,8 @@ class RepackPlan:
     zero_point: float
     src_base: int
     dst_base: int
+    # The source is a whole layout buffer: every slot of a source pixel is readable.
+    src_whole: bool
     def __init__(
         self,
         ext: npt.ArrayLike,
@@ -50,6 +52,7 @@ class RepackPlan:
         cast_dst: int = -1,
         scale: float = 1.0,
         zero_point: float = 0.0,
+        src_whole: bool = False,
     ) -> None: ...
     def run(self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray, threads: int = 1) -> None: ...
     def run_into(

@@ -98,6 +98,10 @@ cdef struct Plan:
     # Small outputs padded in two or more dims, each held by one level: the data
     # box to copy after filling all with padding (see fill_then_copy), or NULL.
     const int64_t* fill_box
+    # The source is a whole layout buffer, so every slot of a source pixel is
+    # readable, those a box skips included (de-interleaves of some of a pixel's
+    # slots may load all of them).
+    bint src_whole
 
 
 # ---------------------------------------------------------------------------
@@ -1266,6 +1270,7 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
     cdef Py_ssize_t m = ext[nlev - 1]
     cdef Py_ssize_t istride, orow
     cdef int L = -1, k, nord = 0
+    cdef bint grid
     cdef int order[MAX_LEVELS]
     cdef Py_ssize_t idx[MAX_LEVELS]
     if P.ss[nlev - 1] % es or m < 2:
@@ -1277,7 +1282,12 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
         if P.ss[k] == es:
             L = k
             break
-    if L < 0 or ext[L] > istride or ext[L] < 2 or P.ds[L] % es or m * ext[L] * es < min_bytes:
+    # One slot of each pixel (the 7th column of Crouton2's 7-wide planes) only
+    # by the grid below.
+    grid = (istride * es == 4 and (istride == 4 or istride == 2) and P.cast_src < 0
+            and m * es >= 32 and L >= 0 and (ext[L] == istride or P.src_whole))
+    if (L < 0 or ext[L] > istride or (ext[L] < 2 and not grid) or P.ds[L] % es
+            or m * ext[L] * es < min_bytes):
         return False
     orow = P.ds[L] // es
     for k in range(lev, nlev - 1):
@@ -1285,6 +1295,18 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
             idx[k] = 0
             order[nord] = k
             nord += 1
+    if (grid
+            and copy_box_grid(P, order, nord, idx, ext, src, dst,
+                              LK_GRID_DI4_U8 if istride == 4 else LK_GRID_DI2_U16, NULL, 0,
+                              P.ds[L], m, <int>ext[L], NULL)):
+        # Pixels of 4 bytes (Crouton4x1 / Crouton2 -> NHWC of 2048 channels,
+        # too many lanes for copy_lanes' runs): a grid of 128-byte shuffle
+        # boxes, no call per box. With some of a pixel's slots skipped (the
+        # padding columns of 7-wide planes) only from a whole layout buffer:
+        # the kernels load every slot.
+        return True
+    if ext[L] < 2:
+        return False
     while True:
         lk_deinterleave(dst, orow, src, m, <int>ext[L], istride, <int>es)
         if not advance_both(P, order, nord, idx, ext, &src, &dst):
@@ -1722,6 +1744,7 @@ cdef class RepackPlan:
 
     cdef readonly object ext, ss, ds, dim, wt, ranges, span, last_noninner, dcontig, below
     cdef readonly object fill_box
+    cdef readonly bint src_whole
     cdef readonly int nlev, ndim, cast_src, cast_dst
     cdef readonly Py_ssize_t esize, src_esize, src_base, dst_base
     cdef readonly float scale, zero_point
@@ -1729,7 +1752,8 @@ cdef class RepackPlan:
 
     def __init__(self, ext, ss, ds, dim, wt, ranges, span, int ndim, Py_ssize_t esize,
                  Py_ssize_t src_base=0, Py_ssize_t dst_base=0, Py_ssize_t src_esize=0,
-                 int cast_src=-1, int cast_dst=-1, float scale=1.0, float zero_point=0.0):
+                 int cast_src=-1, int cast_dst=-1, float scale=1.0, float zero_point=0.0,
+                 bint src_whole=False):
         cdef int k, lv
         self.ext = np.ascontiguousarray(ext, dtype=np.int64)
         self.ss = np.ascontiguousarray(ss, dtype=np.int64)
@@ -1748,6 +1772,7 @@ cdef class RepackPlan:
         self.cast_dst = cast_dst
         self.scale = scale
         self.zero_point = zero_point
+        self.src_whole = src_whole
         if (cast_src < 0) != (cast_dst < 0) or cast_src >= 7 or cast_dst >= 7:
             raise ValueError("invalid element conversion codes")
         if cast_src < 0 and self.src_esize != esize:
@@ -1866,6 +1891,7 @@ cdef class RepackPlan:
         P.scale = self.scale
         P.zero_point = self.zero_point
         P.stream = 0
+        P.src_whole = self.src_whole
         P.fill_box = NULL
         if self.fill_box is not None:
             P.fill_box = <const int64_t*>cnp.PyArray_DATA(self.fill_box)

@@ -312,6 +312,16 @@ static inline void lk_interleave(void *restrict out, const void *const *lanes, p
                          ? lk_interleave_shuffled(out, lanes, m, k, ostride, es)
                          : 0;
     if (done) {
+        /* The rows past the kernel's last step by one more step that ends at
+         * m, rewriting rows already done with the same values (HCWNC4 of 7x7
+         * planes: lanes of 49 bytes, 32 + 17). */
+        ptrdiff_t step = k == 3 ? 32 / es : k == 4 ? 32 : 16, back = m - step;
+        if (done < m) {
+            for (int j = 0; j < k; j++) rest[j] = (const char *)lanes[j] + back * es;
+            if (lk_interleave_shuffled((char *)out + back * ostride * es, rest, step, k, ostride,
+                                       es) == step)
+                return;
+        }
         for (int j = 0; j < k; j++) rest[j] = (const char *)lanes[j] + done * es;
         lanes = rest;
         out = (char *)out + done * ostride * es;
@@ -2103,7 +2113,8 @@ static inline int lk_stream_native(void) {
  * elements, `stride` bytes apart. Interleaves may have padding lanes: only the
  * first `data` lanes are read, the others take the 32-byte pattern `pad`
  * (Crouton4x1 / Crouton2 of a W that is not a multiple of 4 / 2: the last
- * column group of 7x7 planes). Returns 0 (nothing done) without AVX2 or for
+ * column group of 7x7 planes); de-interleaves then write only `data` rows.
+ * Returns 0 (nothing done) without AVX2 or for
  * an m the kernel does not take; the caller then walks the boxes itself.
  */
 typedef struct {
@@ -2177,7 +2188,7 @@ __attribute__((target("avx2"))) static inline void lk_box_il2_u16_padded(char *r
  * 32-byte load [evens | odds], and two 128-bit permutes join the loads. */
 __attribute__((target("avx2"))) static inline void lk_box_di2_u16(char *restrict o, ptrdiff_t ob,
                                                                  const char *restrict s,
-                                                                 ptrdiff_t m) {
+                                                                 ptrdiff_t m, int rows) {
     const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
                                            0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
     for (ptrdiff_t i0 = 0; i0 < m; i0 += 16) {
@@ -2188,16 +2199,17 @@ __attribute__((target("avx2"))) static inline void lk_box_di2_u16(char *restrict
         __m256i b = _mm256_permute4x64_epi64(
             _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(p + 32)), split), 0xD8);
         _mm256_storeu_si256((__m256i *)(o + i), _mm256_permute2x128_si256(a, b, 0x20));
-        _mm256_storeu_si256((__m256i *)(o + ob + i), _mm256_permute2x128_si256(a, b, 0x31));
+        if (rows > 1)
+            _mm256_storeu_si256((__m256i *)(o + ob + i), _mm256_permute2x128_si256(a, b, 0x31));
     }
 }
 
-/* 32 pixels of 4 bytes -> 4 rows of 32 at a time; m >= 32. */
+/* 32 pixels of 4 bytes -> `rows` (1-4) rows of 32 at a time; m >= 32. */
 __attribute__((target("avx2"))) static inline void lk_box_di4_u8(char *restrict o, ptrdiff_t ob,
                                                                 const char *restrict s,
-                                                                ptrdiff_t m) {
-    ptrdiff_t done = lk_deinterleave4_avx2(o, ob, s, m, 4, 1);
-    if (done < m) lk_deinterleave4_avx2(o + m - 32, ob, s + 4 * (m - 32), 32, 4, 1);
+                                                                ptrdiff_t m, int rows) {
+    ptrdiff_t done = lk_deinterleave4_avx2(o, ob, s, m, rows, 1);
+    if (done < m) lk_deinterleave4_avx2(o + m - 32, ob, s + 4 * (m - 32), 32, rows, 1);
 }
 
 #define LK_GRID_LOOPS(BOX)                                                       \
@@ -2231,15 +2243,16 @@ __attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *res
             LK_GRID_LOOPS(lk_box_il2_u16(d, s, stride, m))
         }
         break;
-    case LK_GRID_DI4_U8: LK_GRID_LOOPS(lk_box_di4_u8(d, stride, s, m)) break;
-    default: LK_GRID_LOOPS(lk_box_di2_u16(d, stride, s, m)) break;
+    case LK_GRID_DI4_U8: LK_GRID_LOOPS(lk_box_di4_u8(d, stride, s, m, data)) break;
+    default: LK_GRID_LOOPS(lk_box_di2_u16(d, stride, s, m, data)) break;
     }
 }
 #endif
 
 /* nl (1-4) levels, the last fastest; `data` lanes of an interleave are read
  * and the rest are the 32-byte pattern `pad` (data = 4 or 2, pad NULL: all
- * read; de-interleaves read every lane). See above. */
+ * read); a de-interleave writes `data` rows, reading every slot of each pixel
+ * (the caller knows them readable). See above. */
 static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict src,
                               const lk_grid_level *levels, int nl, ptrdiff_t stride,
                               ptrdiff_t m, int data, const void *pad) {
@@ -2250,8 +2263,8 @@ static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict
     if (lk_simd() == 0 || !lk_avx2() || m < step || nl < 1 || nl > 4 ||
         kind < LK_GRID_IL4_U8 || kind > LK_GRID_DI2_U16)
         return 0;
-    if (data != (four ? 4 : 2) &&
-        (kind > LK_GRID_IL2_U16 || data < 1 || data > (four ? 4 : 2) || pad == NULL))
+    if (data < 1 || data > (four ? 4 : 2) ||
+        (data < (four ? 4 : 2) && kind <= LK_GRID_IL2_U16 && pad == NULL))
         return 0;
     for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
     lk_box_grid_avx2(kind, dst, src, lv, stride, m, data, pad);
