@@ -152,6 +152,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_stream_fence()
     int lk_stream_native()
     void lk_set_footprint_hint(Py_ssize_t nbytes)
+    int lk_small_operation()
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_prefetch_t0(const char* p)
     Py_ssize_t lk_interleave3_pad(char* out, const void* const* lanes, Py_ssize_t m,
@@ -926,6 +927,7 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     cdef const char* pf_src = src
     cdef char* pf_dst = dst      # moved alongside pf_src, never written
     cdef bint pf_live = False
+    cdef bint prefetch_next = True
     if P.cast_src >= 0 or nlev - lev < 3 or es > 8:
         return False
     k = nlev - 2
@@ -970,6 +972,17 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     # Boxes are independent runs of K * m destination slots, so the outer levels
     # may be visited in any order.
     nord = order_by_source(P, lev, L, order, idx)
+    if lk_small_operation() and m * es > 16:
+        # A small operation (its source in L2) whose boxes are each one run of
+        # the source (NCHW -> NCHW8c-32c / kCHW32 of 7x7 planes: 8-32 lanes of
+        # 49 bytes side by side) reads one sequential stream, which the
+        # hardware prefetcher follows: prefetching every lane of the next box
+        # only costs instructions (0.77-0.87x the time without, Xeon).
+        # Lanes planes apart (HCWNC4 of 224x224) still gain from it.
+        j = 1
+        while j < K and lane_off[j] == lane_off[j - 1] + m * es and not lane_pad[j]:
+            j += 1
+        prefetch_next = j < K or lane_pad[0]
     # Tiny lanes that lie side by side in the source (crouton -> NHWC of 64
     # channels: 32 lanes of 4 bytes make one 128-byte run) are de-interleaves of
     # whole runs, not element moves.
@@ -1069,7 +1082,8 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
             else:
                 copy_tiny_lanes(dst, src, lane_off, lane_pad, <const char*>padbuf, m, K, es)
         else:
-            if nord > 0 and idx[order[nord - 1]] + 1 < ext[order[nord - 1]]:
+            if (nord > 0 and idx[order[nord - 1]] + 1 < ext[order[nord - 1]]
+                    and prefetch_next):
                 # Lanes are short and far apart: fetch the next box's while this one runs.
                 k = order[nord - 1]
                 for j in range(K):

@@ -228,6 +228,13 @@ static ptrdiff_t lk_footprint_hint = 0;
 
 static inline void lk_set_footprint_hint(ptrdiff_t bytes) { lk_footprint_hint = bytes; }
 
+/* Whether the running operation is small enough (under 1 MiB moved) that its
+ * source sits in L2 after the first call: software prefetches only cost
+ * instructions there. */
+static inline int lk_small_operation(void) {
+    return lk_footprint_hint > 0 && lk_footprint_hint < ((ptrdiff_t)1 << 20);
+}
+
 /* Whether the running operation is large enough (8 MiB+ moved) that its
  * output is better streamed past the caches, even in slices of 1 MiB or less. */
 static inline int lk_large_operation(void) { return lk_footprint_hint >= ((ptrdiff_t)8 << 20); }
