@@ -1045,3 +1045,23 @@ def test_skipped_pixel_slots_of_strided_sources_are_not_read(tag, n, dtype, slot
     layout = lk.Layout(tag, dims="NHWC")
     want = ref_pack(np.ascontiguousarray(x), tag, dims="NHWC")
     assert layout.pack(x).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("block", [4, 8])
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("nchw", [(1, 2048, 7, 7), (2, 1000, 7, 7), (1, 36, 5, 9), (3, 64, 7, 3)])
+def test_hcwnc_of_small_planes(nchw, dtype, block):
+    """NCHW -> HCWNC4 / HCWNC8 of small planes, where blocks of channels are
+    staged several at a time and copied out along each H row, against a
+    pad / reshape / transpose model."""
+    n, c, h, w = nchw
+    x = _data(nchw, dtype, seed=c + block)
+    cb = -(-c // block)
+    padded = np.zeros((n, cb * block, h, w), dtype)
+    padded[:, :c] = x
+    want = padded.reshape(n, cb, block, h, w).transpose(3, 1, 4, 0, 2)
+    fmt = f"HCWNC{block}"
+    raw, start, out = _output_at(want.shape, dtype, 16)
+    got = lk.vitis.to_hw(x, "NCHW", fmt, out=out)
+    assert got.tobytes() == np.ascontiguousarray(want).tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
