@@ -1065,3 +1065,33 @@ def test_hcwnc_of_small_planes(nchw, dtype, block):
     got = lk.vitis.to_hw(x, "NCHW", fmt, out=out)
     assert got.tobytes() == np.ascontiguousarray(want).tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
+def _array_at(x, offset):
+    """A copy of ``x`` whose data starts ``offset`` bytes after a 64-byte boundary."""
+    raw = np.zeros(x.nbytes + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    out = raw[start : start + x.nbytes].view(x.dtype).reshape(x.shape)
+    out[...] = x
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=str)
+@pytest.mark.parametrize("w", [1, 5, 8, 9, 16, 23, 100])
+@pytest.mark.parametrize("offset", [0, 4, 12, 16, 28])
+def test_three_channel_words_at_every_alignment(dtype, w, offset):
+    """NHWC <-> NCHW of 3 channels of 4-byte elements (the interleave: one
+    permute per lane and two blends per output vector): every source and
+    destination offset mod 32, rows fewer than one step included, bit
+    patterns (NaN payloads) kept."""
+    rng = np.random.default_rng(w + offset)
+    x = rng.integers(0, 2**32, (2, 3, 3, w), dtype=np.uint64).astype(np.uint32).view(dtype)
+    nhwc = _array_at(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), offset)
+    layout = lk.Layout("NHWC", dims="NCHW")
+    raw, start, out = _output_at(x.shape, dtype, offset)
+    assert layout.unpack(nhwc, x.shape, out=out).tobytes() == x.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+    src = _array_at(x, offset)
+    raw, start, out = _output_at(layout.physical_shape(x.shape), dtype, (offset + 8) % 32)
+    assert layout.pack(src, out=out).tobytes() == nhwc.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()

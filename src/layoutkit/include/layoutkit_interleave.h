@@ -1572,9 +1572,37 @@ __attribute__((target("avx2"))) static inline __m256i lk_load_halves(const uint8
 }
 
 /* Rows [0, done) of a 3-lane interleave (out: 3 elements per row); returns done. */
+/* 4-byte elements, 8 rows a step: lane j's element of row i goes to position
+ * 3i + j of the three output vectors, so one dword permute per lane puts each
+ * element at its position within its vector and two blends per vector
+ * gather them: 3 lane-crossing uops per 96 bytes where the byte shuffles
+ * take 12 (C harness, Xeon, 3 lanes of 50176: 13.4 -> 11.3 us aligned,
+ * 15.5 -> 13.9 us 16 bytes off). */
+__attribute__((target("avx2"))) static ptrdiff_t lk_interleave3_f32_avx2(char *restrict out,
+                                                                        const void *const *lanes,
+                                                                        ptrdiff_t m) {
+    ptrdiff_t done = m - m % 8;
+    const float *a = (const float *)lanes[0], *b = (const float *)lanes[1];
+    const float *c = (const float *)lanes[2];
+    float *o = (float *)out;
+    const __m256i spread_a = _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5);
+    const __m256i spread_b = _mm256_setr_epi32(5, 0, 3, 6, 1, 4, 7, 2);
+    const __m256i spread_c = _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7);
+    for (ptrdiff_t i = 0; i < done; i += 8, o += 24) {
+        __m256 ta = _mm256_permutevar8x32_ps(_mm256_loadu_ps(a + i), spread_a);
+        __m256 tb = _mm256_permutevar8x32_ps(_mm256_loadu_ps(b + i), spread_b);
+        __m256 tc = _mm256_permutevar8x32_ps(_mm256_loadu_ps(c + i), spread_c);
+        _mm256_storeu_ps(o, _mm256_blend_ps(_mm256_blend_ps(ta, tb, 0x92), tc, 0x24));
+        _mm256_storeu_ps(o + 8, _mm256_blend_ps(_mm256_blend_ps(ta, tb, 0x24), tc, 0x49));
+        _mm256_storeu_ps(o + 16, _mm256_blend_ps(_mm256_blend_ps(ta, tb, 0x49), tc, 0x92));
+    }
+    return done;
+}
+
 __attribute__((target("avx2"))) static ptrdiff_t lk_interleave3_avx2(char *restrict out,
                                                                     const void *const *lanes,
                                                                     ptrdiff_t m, int es) {
+    if (es == 4) return lk_interleave3_f32_avx2(out, lanes, m);
     const uint8_t(*t)[3][16] = lk_il3_mask[lk_es_index(es)];
     ptrdiff_t step = 32 / es, done = m - m % step;
     /* Output vector q holds granules 2q and 2q + 1: from the lanes' low halves
