@@ -315,12 +315,20 @@ def test_quantize_into_byte_lanes_of_a_batch(tag, channels, batch, dst, scale, z
 
 
 @pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c", "HCWN16c", "NCHW8c"])
-@pytest.mark.parametrize("shape", [(1, 64, 7, 7), (2, 16, 3, 5), (1, 32, 9, 12)])
-def test_quantize_small_planes_into_byte_lanes(tag, shape):
+@pytest.mark.parametrize(
+    "shape", [(1, 64, 7, 7), (2, 16, 3, 5), (1, 32, 9, 12), (1, 2048, 7, 7), (3, 40, 7, 7)]
+)
+@pytest.mark.parametrize(
+    ("src", "dst", "zero_point"), [(np.float32, np.int8, -3), (np.float16, np.uint8, 100)]
+)
+def test_quantize_small_planes_into_byte_lanes(tag, shape, src, dst, zero_point):
     """Rows too short for the fused kernel's step of eight (7x7 planes of many
-    channels): the two-pass path, and small boxes through a stack buffer."""
-    x = _image(shape, np.float32, seed=shape[1])
+    channels): the two-pass paths (the dense source converted first, then
+    repacked as bytes; or repacked, then converted), and small boxes through
+    a stack buffer; with 2 threads the same bytes."""
+    x = _image(shape, src, seed=shape[1])
     layout = lk.Layout(tag, dims="NCHW")
-    got = layout.pack(x, dtype=np.int8, scale=0.37, zero_point=-3)
-    want = ref_pack(quantize_ref(x, 0.37, -3, np.int8), tag, dims="NCHW")
-    assert got.tobytes() == want.tobytes()
+    want = ref_pack(quantize_ref(x, 0.37, zero_point, dst), tag, dims="NCHW")
+    for threads in (1, 2):
+        got = layout.pack(x, dtype=dst, scale=0.37, zero_point=zero_point, threads=threads)
+        assert got.tobytes() == want.tobytes()

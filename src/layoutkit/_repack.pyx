@@ -1177,6 +1177,32 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
             return
 
 
+cdef bint dense_source(const Plan* P, int lev, const Py_ssize_t* ext) noexcept nogil:
+    """Whether the box of levels [lev, nlev) reads every source element of one
+    dense run from its origin up (positive steps that, sorted, each span the
+    ones below), so that element j of the run is at byte j * src_esize."""
+    cdef int nlev = P.nlev
+    cdef int k, j, best
+    cdef Py_ssize_t run = P.src_esize
+    cdef bint used[MAX_LEVELS]
+    for k in range(lev, nlev):
+        used[k] = ext[k] <= 1
+        if ext[k] > 1 and P.ss[k] <= 0:
+            return False
+    for j in range(lev, nlev):
+        best = -1
+        for k in range(lev, nlev):
+            if not used[k] and (best < 0 or P.ss[k] < P.ss[best]):
+                best = k
+        if best < 0:
+            return True
+        if P.ss[best] != run:
+            return False
+        run *= ext[best]
+        used[best] = True
+    return True
+
+
 cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
                          const Py_ssize_t* ext) noexcept nogil:
     """A box with an element conversion, contiguous in the destination, no padding.
@@ -1202,11 +1228,30 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     Q.esize = ses
     Q.cast_src = -1
     Q.stream = 0
+    # A narrowing conversion whose box reads one dense run of the source (f32 ->
+    # HCWN4c int8 of 7x7 planes: the whole NCHW input) converts that run first,
+    # then repacks the narrower elements with the byte kernels: a quarter of
+    # the bytes through the repack.
+    n = ext[lev] * ds2[lev] // ses
+    if P.esize < ses and n * ses <= WHOLE_BOX_BYTES and dense_source(P, lev, ext):
+        whole = <char*>malloc(n * P.esize)
+        if whole != NULL:
+            lk_cast(whole, src, n, ses, P.cast_src, P.cast_dst, P.scale, P.zero_point)
+            Q = P[0]
+            for k in range(nlev):
+                ds2[k] = P.ss[k] // ses * P.esize
+            Q.ss = ds2
+            Q.src_esize = P.esize
+            Q.cast_src = -1
+            Q.cast_dst = -1
+            Q.fill_box = NULL
+            copy_levels(&Q, lev, whole, dst, ext[lev], 0, ALL_LANES)
+            free(whole)
+            return
     # A box that fits in L2 is repacked whole into one heap buffer and converted
     # in one run: split into 8 KiB pieces, the 7x7 planes of HCWN4c/8c made
     # boxes of a few bytes, each a walk step and a kernel call (2048 channels:
     # ~145 us for ~100 KiB).
-    n = ext[lev] * ds2[lev] // ses
     if n * ses > STAGE and n * ses <= WHOLE_BOX_BYTES:
         whole = <char*>malloc(n * ses)
         if whole != NULL:
