@@ -1182,14 +1182,15 @@ cdef bint dense_source(const Plan* P, int lev, const Py_ssize_t* ext) noexcept n
     dense run from its origin up (positive steps that, sorted, each span the
     ones below), so that element j of the run is at byte j * src_esize."""
     cdef int nlev = P.nlev
-    cdef int k, j, best
+    cdef int k, best
     cdef Py_ssize_t run = P.src_esize
     cdef bint used[MAX_LEVELS]
     for k in range(lev, nlev):
         used[k] = ext[k] <= 1
         if ext[k] > 1 and P.ss[k] <= 0:
             return False
-    for j in range(lev, nlev):
+    while True:
+        # The unused level of the smallest step must start where the run ends.
         best = -1
         for k in range(lev, nlev):
             if not used[k] and (best < 0 or P.ss[k] < P.ss[best]):
@@ -1200,7 +1201,6 @@ cdef bint dense_source(const Plan* P, int lev, const Py_ssize_t* ext) noexcept n
             return False
         run *= ext[best]
         used[best] = True
-    return True
 
 
 cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
