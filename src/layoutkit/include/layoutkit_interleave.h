@@ -1571,7 +1571,6 @@ __attribute__((target("avx2"))) static inline __m256i lk_load_halves(const uint8
                                    _mm_loadu_si128((const __m128i *)hi), 1);
 }
 
-/* Rows [0, done) of a 3-lane interleave (out: 3 elements per row); returns done. */
 /* 4-byte elements, 8 rows a step: lane j's element of row i goes to position
  * 3i + j of the three output vectors, so one dword permute per lane puts each
  * element at its position within its vector and two blends per vector
@@ -1599,6 +1598,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_interleave3_f32_avx2(char *r
     return done;
 }
 
+/* Rows [0, done) of a 3-lane interleave (out: 3 elements per row); returns done. */
 __attribute__((target("avx2"))) static ptrdiff_t lk_interleave3_avx2(char *restrict out,
                                                                     const void *const *lanes,
                                                                     ptrdiff_t m, int es) {
@@ -2165,8 +2165,8 @@ static inline int lk_stream_native(void) {
  * first `data` lanes are read, the others take the 32-byte pattern `pad`
  * (Crouton4x1 / Crouton2 of a W that is not a multiple of 4 / 2: the last
  * column group of 7x7 planes); de-interleaves then write only `data` rows.
- * Returns 0 (nothing done) without AVX2 or for
- * an m the kernel does not take; the caller then walks the boxes itself.
+ * Returns 0 (nothing done) without AVX2 or for an m the kernel does not take;
+ * the caller then walks the boxes itself.
  */
 typedef struct {
     ptrdiff_t n, s, d;
