@@ -239,26 +239,36 @@ static inline int lk_small_operation(void) {
  * output is better streamed past the caches, even in slices of 1 MiB or less. */
 static inline int lk_large_operation(void) { return lk_footprint_hint >= ((ptrdiff_t)8 << 20); }
 
-/* Whether long lanes (4096+ rows) are transposed a column of tiles at a time
- * (1) or in strips of rows across each group of lanes (0); see
- * lk_transpose_direct_avx2. By CPU maker, as measured: AMD's Zen 3 and Zen 4
- * take columns, Intel's Xeon strips. LAYOUTKIT_LONG_LANES=columns|strips
- * forces one (the tests run both). */
+/* Whether the CPU is AMD's (a few choices were measured there only). */
+static int lk_cpu_amd = -1;
+
+static inline int lk_is_amd(void) {
+    if (lk_cpu_amd < 0) {
+        int amd = 0;
+#ifdef LK_HAVE_X86_CLONES
+        __builtin_cpu_init();
+        amd = __builtin_cpu_is("amd") ? 1 : 0;
+#endif
+        lk_cpu_amd = amd;
+    }
+    return lk_cpu_amd;
+}
+
+/* Whether long lanes (4096+ rows) are transposed a column of tiles at a time,
+ * and 2- and 4-byte rows staged and streamed (1), or in strips of rows across
+ * each group of lanes (0); see lk_transpose_direct_avx2. Columns everywhere:
+ * measured on Zen 3 and Zen 4, and on a Sapphire Rapids Xeon, where strips
+ * had looked as fast with numpy's fresh arrays (16 bytes past a 64-byte
+ * boundary) but took 1.2-1.5x the time with the input at other offsets, as a
+ * long process's heap places it (NCHW -> kHWC8 float16 1x64x256x256: strips
+ * 775-1207 us by offset, columns 781-847 us). LAYOUTKIT_LONG_LANES=
+ * columns|strips forces one (the tests run both). */
 static int lk_long_lane_columns = -1;
 
 static inline int lk_long_lanes_by_columns(void) {
     if (lk_long_lane_columns < 0) {
         const char *force = getenv("LAYOUTKIT_LONG_LANES");
-        int columns = 0;
-        if (force && strcmp(force, "columns") == 0)
-            columns = 1;
-        else if (!(force && strcmp(force, "strips") == 0)) {
-#ifdef LK_HAVE_X86_CLONES
-            __builtin_cpu_init();
-            columns = __builtin_cpu_is("amd") ? 1 : 0;
-#endif
-        }
-        lk_long_lane_columns = columns;
+        lk_long_lane_columns = force && strcmp(force, "strips") == 0 ? 0 : 1;
     }
     return lk_long_lane_columns;
 }
@@ -1257,8 +1267,8 @@ static inline int lk_staged_fits(ptrdiff_t drow, ptrdiff_t lanes, int es) {
            lanes <= LK_STAGED_MAX_LANES;
 }
 
-/* Whether output_bytes of those rows are worth staging and streaming (on AMD,
- * as measured): 2 MiB+, or 64 KiB+ within a large operation (NCHW32c /
+/* Whether output_bytes of those rows are worth staging and streaming (with
+ * the column policy above): 2 MiB+, or 64 KiB+ within a large operation (NCHW32c /
  * kCHW32 of 8x256x56x56, 200-400 KB a block of 32 channels: float16
  * 0.65-0.7x the time, float32 0.6x; NCHW16c float16, 100 KB a block, 0.82x;
  * compare_builds.py on Zen 4). */
@@ -2059,7 +2069,7 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
          * the Xeon (Sapphire Rapids) the direct tiles took 13.2 us for 49
          * lanes x 2048 rows against 23.4 us staged (C harness). */
         int short_aliased = es == 2 && rows < 4096 &&
-                            (drow % 4096 == 0 || (slane % 4096 == 0 && lk_long_lanes_by_columns()));
+                            (drow % 4096 == 0 || (slane % 4096 == 0 && lk_is_amd()));
         if (lk_avx2() && es == 1 && full_lanes >= n && rows >= LK_PIPE_BYTES) {
             ptrdiff_t done = lk_transpose_piped(dst, drow, src, slane, full_rows, full_lanes);
             lk_transpose_full_avx2(dst + done * drow, drow, src + done, slane, full_rows - done,
