@@ -1212,11 +1212,13 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     an L1 buffer in destination order, then converted in one contiguous run.
     """
     cdef Plan Q = P[0]
+    cdef Plan R
     cdef int nlev = P.nlev
     cdef int k, top
     cdef Py_ssize_t ses = P.src_esize
     cdef Py_ssize_t chunk, t, c, n_in_box, n, s_off, d_off
     cdef int64_t ds2[MAX_LEVELS]
+    cdef int64_t ss2[MAX_LEVELS]
     cdef uint64_t buf_mem[STAGE_WORDS]
     cdef char* buf = <char*>buf_mem
     cdef char* whole
@@ -1237,15 +1239,16 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
         whole = <char*>malloc(n * P.esize)
         if whole != NULL:
             lk_cast(whole, src, n, ses, P.cast_src, P.cast_dst, P.scale, P.zero_point)
-            Q = P[0]
+            # The same plan over the converted run: source steps in its elements.
+            R = P[0]
             for k in range(nlev):
-                ds2[k] = P.ss[k] // ses * P.esize
-            Q.ss = ds2
-            Q.src_esize = P.esize
-            Q.cast_src = -1
-            Q.cast_dst = -1
-            Q.fill_box = NULL
-            copy_levels(&Q, lev, whole, dst, ext[lev], 0, ALL_LANES)
+                ss2[k] = P.ss[k] // ses * P.esize
+            R.ss = ss2
+            R.src_esize = P.esize
+            R.cast_src = -1
+            R.cast_dst = -1
+            R.fill_box = NULL
+            copy_levels(&R, lev, whole, dst, ext[lev], 0, ALL_LANES)
             free(whole)
             return
     # A box that fits in L2 is repacked whole into one heap buffer and converted
