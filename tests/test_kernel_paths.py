@@ -1093,3 +1093,73 @@ def test_three_channel_words_at_every_alignment(dtype, w, offset):
     raw, start, out = _output_at(layout.physical_shape(x.shape), dtype, (offset + 8) % 32)
     assert layout.pack(src, out=out).tobytes() == nhwc.tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
+@pytest.mark.parametrize("offset", [0, 16, 40])
+@pytest.mark.parametrize("hw", [(1, 1), (3, 5), (16, 16), (17, 31)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize(
+    ("tag", "dims", "c"),
+    [
+        ("NCHW8c", None, 3),
+        ("NCHW16c", None, 1),
+        ("NCHW16c", None, 3),
+        ("NCHW32c", None, 3),
+        ("NCHW32c", None, 8),
+        ("NCHW32c", None, 16),
+        ("NCHW32c", None, 35),
+        ("NHWC8c", "NCHW", 3),
+        ("NHWC16c", "NCHW", 5),
+    ],
+)
+def test_few_channels_in_padded_rows(store_mode, tag, dims, c, dtype, hw, offset):
+    """A few channel planes into rows of 16-256 bytes that are mostly padding
+    (3 channels into NCHW8c-32c, kCHW32, kHWC8): the data interleaved
+    compactly and blended over pad vectors. Rows fewer than one pair, odd, and
+    past a staging block of 256; pad_value in every slot it belongs to; nothing
+    outside the output written."""
+    shape = (2, c, *hw)
+    x = _data(shape, dtype, seed=c + hw[1])
+    layout = lk.Layout(tag, dims=dims)
+    want = ref_pack(x, tag, dims=dims, pad_value=7)
+    raw, start, out = _output_at(want.shape, dtype, offset)
+    assert layout.pack(x, pad_value=7, out=out).tobytes() == want.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+    assert layout.unpack(out, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("offset", [0, 16, 48])
+@pytest.mark.parametrize(
+    ("tag", "dtype", "h"),
+    [
+        ("NHWC8c", np.float16, 512),  # rows of 16 bytes, two a register
+        ("NCHW8c", np.float32, 256),  # 32
+        ("NCHW32c", np.float16, 128),  # 64
+        ("NCHW16c", np.float64, 64),  # 128
+        ("NCHW32c", np.float64, 32),  # 256
+    ],
+)
+def test_few_channels_in_padded_rows_of_a_large_output(tag, dtype, h, offset):
+    """The same with 8 MiB+ of output, which is streamed (16 bytes at a time,
+    so outputs 16 bytes into a line are too)."""
+    shape = (1, 3, h, 1030)
+    x = _data(shape, dtype, seed=h)
+    dims = "NCHW" if tag.startswith("NHWC") else None
+    layout = lk.Layout(tag, dims=dims)
+    want = ref_pack(x, tag, dims=dims, pad_value=5)
+    raw, start, out = _output_at(want.shape, dtype, offset)
+    assert layout.pack(x, pad_value=5, out=out).tobytes() == want.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize(("c", "left"), [(3, 2), (5, 20), (1, 31)])
+def test_few_channels_after_left_padding(c, left, dtype):
+    """Channel planes (an NCHW-stored source) into crouton pixels whose data
+    starts `left` channels in (HTP's Padding)."""
+    layout = lk.htp.layout("R4CroutonLayout", left_pad=(0, 0, 0, left))
+    planes = _data((2, c, 11, 19), dtype, seed=left)
+    logical = planes.transpose(0, 2, 3, 1)
+    want = ref_pack(logical, "NHWC8h8w32c", pad_value=3, left_pad=(0, 0, 0, left))
+    got = lk.convert(planes, logical.shape, lk.Layout("NCHW", dims="NHWC"), layout, pad_value=3)
+    assert got.tobytes() == want.tobytes()

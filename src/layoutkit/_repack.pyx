@@ -155,8 +155,10 @@ cdef extern from "layoutkit_interleave.h" nogil:
     int lk_small_operation()
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_prefetch_t0(const char* p)
-    Py_ssize_t lk_interleave3_pad(char* out, const void* const* lanes, Py_ssize_t m,
-                                  uint8_t pad, int row)
+    Py_ssize_t lk_interleave_padded(char* out, const void* const* lanes, Py_ssize_t m, int k,
+                                    int es, Py_ssize_t row, Py_ssize_t at, const void* pad,
+                                    int stream)
+    int lk_large_operation()
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
@@ -279,24 +281,18 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
                     row[i * on + j] = (<const elem_t*>(src + j * s1 + (i0 + i) * es))[0]
             i0 += m
         return
+    if s0 == es and on == n1 and hi - lo <= 8 and 2 * (hi - lo) <= n1 and n1 * es <= 256 and (
+            n1 * es == 16 or n1 * es % 32 == 0):
+        # Few data lanes in rows of mostly padding (3 channels into NCHW8c-32c,
+        # kCHW32, kHWC8): the data interleaved compactly, then masked over pad vectors.
+        for j in range(lo, hi):
+            lanes[j - lo] = src + j * s1
+        if lk_interleave_padded(<char*>o, lanes, n0, <int>(hi - lo), <int>es, n1 * es, lo * es,
+                                &pv, lk_large_operation()) == n0:
+            return
     if s0 == es:
         # Channel interleave: n1 lanes, each a contiguous source stream; padding
         # lanes read from a buffer of pad values. Tiles of TILE rows stay in L1.
-        if elem_t is uint8_t:
-            if lo == 0 and hi == 3 and (n1 == 32 or n1 == 16) and on == n1:
-                # 3 channels in blocks of 32 or 16 (mostly padding): one store a
-                # row of 32, or a pair of rows of 16.
-                for j in range(3):
-                    lanes[j] = src + j * s1
-                i0 = lk_interleave3_pad(<char*>o, lanes, n0, pv, <int>n1)
-                if i0 > 0:     # else (no AVX2, fewer than 32 rows) the general path
-                    for i in range(i0, n0):
-                        row = o + i * on
-                        for j in range(3):
-                            row[j] = (<const elem_t*>(src + j * s1 + i * es))[0]
-                        for j in range(3, n1):
-                            row[j] = pv
-                    return
         if lo > 0 or hi < n1:        # pad lanes read this buffer (small boxes: fill little)
             fill_typed(padbuf, n0 if n0 < TILE else TILE, pv)
         i0 = 0
