@@ -276,11 +276,15 @@ def test_long_lane_transposes(shape, dtype):
         assert layout.unpack(packed, shape).tobytes() == x.tobytes()
 
 
-@pytest.mark.parametrize("shape", [(2, 64, 40, 41), (1, 32, 56, 56), (1, 96, 33, 40)])
+@pytest.mark.parametrize(
+    "shape", [(2, 64, 40, 41), (1, 32, 56, 56), (1, 96, 33, 40), (2, 256, 28, 29), (1, 64, 64, 64)]
+)
 def test_byte_lanes_of_medium_planes(shape):
-    """Bytes in planes of 1024-4096 pixels with 32+ lanes take the pipelined
-    32-lane tiles (NCHW32c / kCHW32 of 32-channel blocks, NHWC of 96): whole
-    256-row units, then the rows after the last unit."""
+    """Bytes in planes of 784-4096 pixels with 32+ lanes: wide tiles straight
+    from the lanes where their starts spread over the cache sets (NHWC of
+    8x256x56x56), the pipelined 32-lane tiles where they do not (planes of
+    4096, a power of two) or for 32-byte rows: whole 256-row units, then the
+    rows after the last unit."""
     x = _data(shape, np.uint8, seed=shape[3])
     for tag in ("NCHW32c", "NHWC"):
         layout = lk.Layout(tag, dims="NCHW")
