@@ -20,6 +20,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 #if defined(_MSC_VER) && !defined(restrict)
 #define restrict __restrict
@@ -1190,15 +1193,41 @@ __attribute__((target("avx2"))) static inline void lk_stream_halves(char *d, cha
  * each row's first chunk takes the row before's last piece, and the last row's
  * last piece is stored at the end.
  * Returns the rows done (whole blocks); fences its streaming stores.
+ * With an L1 of 48 KiB+ (Sapphire Rapids), rows of 144+ lanes take a 24 KiB
+ * stage, 48+ rows a block where 12 KiB held 16-32 (C harness, NCHW -> NHWC
+ * float16 of 8 x 3136 x 256 lanes: 0.85x the time with the input in L3, 0.9x
+ * from memory; 192 lanes 0.9x and 0.75x; 64 and 128 lanes the same).
  */
 #define LK_STAGED16_BYTES 12288
+#define LK_STAGED16_WIDE_BYTES 24576
+static int lk_l1d_bytes = -1;
+
+/* The L1 data cache's size as the C library reports it, or 0. */
+static inline int lk_l1d_size(void) {
+    if (lk_l1d_bytes < 0) {
+        long n = 0;
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+        n = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+#endif
+        lk_l1d_bytes = n > 0 && n < (1L << 30) ? (int)n : 0;
+    }
+    return lk_l1d_bytes;
+}
+
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream16_avx2(
     char *restrict dst, ptrdiff_t drow, const char *restrict src, ptrdiff_t slane,
     ptrdiff_t rows, ptrdiff_t lanes) {
-    char stage[LK_STAGED16_BYTES + LK_STAGED_MAX_GROUPS * 64] __attribute__((aligned(64)));
+    char stage_mem[LK_STAGED16_WIDE_BYTES + LK_STAGED_MAX_GROUPS * 64]
+        __attribute__((aligned(64)));
+    ptrdiff_t stage_bytes =
+        drow > 256 && lk_l1d_size() >= 49152 ? LK_STAGED16_WIDE_BYTES : LK_STAGED16_BYTES;
+    /* A 12 KiB stage where it sat before the 24 KiB one was added: the stage's
+     * place relative to the lanes' sets matters (kHWC8 float16 1x64x256x256
+     * took 1.1x the time in compare_builds.py with it 12 KiB lower). */
+    char *stage = stage_mem + (LK_STAGED16_WIDE_BYTES - stage_bytes);
     /* Group g's rows r0 + k and r0 + k + 8 (r0 a multiple of 16): 32 bytes at
      * stage + g * gs + (r0 + 2k) * 16 (groups a line apart in the sets). */
-    ptrdiff_t ng = lanes / 8, block = LK_STAGED16_BYTES / drow / 16 * 16, gs = block * 16 + 64;
+    ptrdiff_t ng = lanes / 8, block = stage_bytes / drow / 16 * 16, gs = block * 16 + 64;
     ptrdiff_t blocks = rows / block;
     int shifted = ((uintptr_t)dst & 31) != 0;
     /* Shifted: the pair holding the last group of the previous tile's row 15. */
