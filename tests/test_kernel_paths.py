@@ -1132,7 +1132,7 @@ def test_few_channels_in_padded_rows(store_mode, tag, dims, c, dtype, hw, offset
     assert layout.unpack(out, shape).tobytes() == x.tobytes()
 
 
-@pytest.mark.parametrize("offset", [0, 16, 48])
+@pytest.mark.parametrize("offset", [0, 8, 16, 48])
 @pytest.mark.parametrize(
     ("tag", "dtype", "h"),
     [
@@ -1145,7 +1145,8 @@ def test_few_channels_in_padded_rows(store_mode, tag, dims, c, dtype, hw, offset
 )
 def test_few_channels_in_padded_rows_of_a_large_output(tag, dtype, h, offset):
     """The same with 8 MiB+ of output, which is streamed (16 bytes at a time,
-    so outputs 16 bytes into a line are too)."""
+    so outputs 16 bytes into a line are too; one 8 bytes in is stored through
+    the cache)."""
     shape = (1, 3, h, 1030)
     x = _data(shape, dtype, seed=h)
     dims = "NCHW" if tag.startswith("NHWC") else None

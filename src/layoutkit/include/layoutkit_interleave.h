@@ -1927,9 +1927,9 @@ static ptrdiff_t lk_interleave_padded(char *restrict out, const void *const *lan
     ptrdiff_t width = (ptrdiff_t)k * es;
     if (lk_simd() != 0 && lk_avx2() && k >= 1 && k <= 8 && at >= 0 &&
         at + width <= (row < 32 ? row : 32) && (row == 16 || (row % 32 == 0 && row <= 256)) &&
-        (es == 1 || es == 2 || es == 4 || es == 8) && m > 0 &&
-        (!stream || (uintptr_t)out % 16 == 0))
-        return lk_interleave_padded_avx2(out, lanes, m, k, es, row, at, pad, stream);
+        (es == 1 || es == 2 || es == 4 || es == 8) && m > 0)
+        return lk_interleave_padded_avx2(out, lanes, m, k, es, row, at, pad,
+                                         stream && (uintptr_t)out % 16 == 0);
 #endif
     (void)out; (void)lanes; (void)m; (void)k; (void)es; (void)row; (void)at; (void)pad;
     (void)stream;
