@@ -15,6 +15,10 @@ CASES = [
     ("NCHW32c", None, (1, 70, 64, 90), np.float32),
     ("NHWC8h8w32c", "NCHW", (1, 45, 77, 101), np.float16),
     ("HCWN8c", "NCHW", (2, 13, 100, 120), np.float32),
+    # H rows a short run of every plane apart (HCWNC of a batch): each thread
+    # takes a contiguous range of rows.
+    ("HCWN4c", "NCHW", (8, 64, 28, 28), np.int8),
+    ("HCWN8c", "NCHW", (4, 40, 56, 56), np.float16),
     # Two outer digits (channel blocks): the split moves to the next level.
     ("NCHW32c", None, (1, 64, 256, 257), np.int8),
     ("NHWC8c", "NCHW", (1, 64, 130, 257), np.float16),
@@ -40,12 +44,14 @@ def test_threads_match_one_thread(tag, dims, shape, dtype, threads):
     )
 
 
-def test_threads_with_quantize():
-    x = np.random.default_rng(1).standard_normal((1, 3, 640, 640)).astype(np.float32)
+@pytest.mark.parametrize("shape", [(1, 3, 640, 640), (8, 64, 28, 28)])
+def test_threads_with_quantize(shape):
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     layout = lk.Layout("HCWN4c", dims="NCHW")
     one = layout.pack(x, dtype=np.int8, scale=1 / 128, threads=1)
-    two = layout.pack(x, dtype=np.int8, scale=1 / 128, threads=2)
-    assert one.tobytes() == two.tobytes()
+    for threads in (2, 3):
+        many = layout.pack(x, dtype=np.int8, scale=1 / 128, threads=threads)
+        assert many.tobytes() == one.tobytes()
 
 
 def test_threads_from_environment(monkeypatch):

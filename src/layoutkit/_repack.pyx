@@ -45,6 +45,7 @@ cdef enum:
     SMALL_CAST_BYTES = 2048  # converted boxes this small use a stack buffer in box2d_cast
     SMALL_CAST_WORDS = 256   # SMALL_CAST_BYTES / 8
     WHOLE_BOX_BYTES = 524288  # copy_then_cast: boxes up to this size repacked whole (L2)
+    SLICE_RUN_MIN = 8192     # threads: bytes of each lane a slice of level-0 digits reads
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -1992,7 +1993,7 @@ cdef class RepackPlan:
         slices that a native worker pool (layoutkit_pool.h) runs without the GIL; every
         slice writes its own part of ``dst``, so results equal one thread's.
         """
-        cdef Py_ssize_t n0, n1, lev, n, per, items
+        cdef Py_ssize_t n0, n1, lev, n, per, items, step
         cdef SliceJob job
         cdef int rc
         if pad.nbytes < self.esize:
@@ -2020,6 +2021,14 @@ cdef class RepackPlan:
         n = n0 if lev == 0 else n1
         # Slices of ~256 KiB of output, claimed one at a time by the threads.
         per = self.base.below[0] * self.esize // (n0 if lev == 1 else 1) // (256 << 10)
+        step = abs_ssize(self.base.ss[0])
+        if lev == 0 and 0 < step * n < SLICE_RUN_MIN * per:
+            # Level-0 digits a short run of each lane apart (an H row of HCWNC of a
+            # batch: 224 bytes of each of 2048 planes): slices of single digits,
+            # taken by the threads in turn, read every lane in runs that short and
+            # the prefetchers never follow (2 threads: 1.2-1.3x one thread). Runs
+            # of SLICE_RUN_MIN bytes or more, as many slices per thread each.
+            per = max(threads, step * n // SLICE_RUN_MIN // threads * threads)
         per = min(n, max(threads, per))
         items = n0 * per if lev == 1 else per
         job.P = self.base
