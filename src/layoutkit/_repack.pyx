@@ -46,6 +46,7 @@ cdef enum:
     SMALL_CAST_WORDS = 256   # SMALL_CAST_BYTES / 8
     WHOLE_BOX_BYTES = 524288  # copy_then_cast: boxes up to this size repacked whole (L2)
     SLICE_RUN_MIN = 8192     # threads: bytes of each lane a slice of level-0 digits reads
+    SLICE_COLUMNS_MIN = 65536  # threads: bytes of each row a column slice writes
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -2029,6 +2030,12 @@ cdef class RepackPlan:
             # the prefetchers never follow (2 threads: 1.2-1.3x one thread). Runs
             # of SLICE_RUN_MIN bytes or more, as many slices per thread each.
             per = max(threads, step * n // SLICE_RUN_MIN // threads * threads)
+        elif lev == 2 and 0 < n1 * self.esize < SLICE_COLUMNS_MIN * per:
+            # Column slices of a few long rows (NHWC -> NCHW of 64 channels of
+            # 256x256) write a piece of every row each: pieces of 4 KiB, taken by
+            # the threads in turn, made 2 threads 1.2-1.4x one thread. Pieces of
+            # SLICE_COLUMNS_MIN bytes or more, as many slices per thread each.
+            per = max(threads, n1 * self.esize // SLICE_COLUMNS_MIN // threads * threads)
         per = min(n, max(threads, per))
         items = n0 * per if lev == 1 else per
         job.P = self.base
