@@ -1168,3 +1168,30 @@ def test_few_channels_after_left_padding(c, left, dtype):
     want = ref_pack(logical, "NHWC8h8w32c", pad_value=3, left_pad=(0, 0, 0, left))
     got = lk.convert(planes, logical.shape, lk.Layout("NCHW", dims="NHWC"), layout, pad_value=3)
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float64, np.complex128], ids=str)
+@pytest.mark.parametrize(
+    ("tag", "shape"),
+    [
+        ("NHWC4h4w32c2h2w", (1, 24, 40, 3)),  # R4Crouton2x2Layout: 2x2 pixels inside 32c
+        ("NHWC4h4w32c2h2w", (2, 16, 24, 40)),  # a full channel block, then 8 of 32
+        ("NHWC4h4w32c2h2w", (1, 21, 18, 5)),  # H and W padded too (two padded dims)
+        ("NHWC8h2w32c2h2w", (1, 32, 16, 1)),
+    ],
+)
+def test_padded_channels_outside_the_innermost_levels(store_mode, tag, shape, dtype, threads):
+    """Channels padded at a level outside the two innermost ones: padding
+    everywhere first, then the data as a few boxes (cells of up to 1 KiB;
+    complex128 cells of 2 KiB keep the walk). Checked against the numpy model
+    with pad_value in every padding slot, into a guarded output."""
+    x = _data(shape, dtype, seed=shape[3])
+    layout = lk.Layout(tag)
+    want = ref_pack(x, tag, pad_value=7 if np.dtype(dtype).kind != "c" else 0)
+    raw, start, out = _output_at(want.shape, dtype, 16)
+    pad = 7 if np.dtype(dtype).kind != "c" else 0
+    got = layout.pack(x, pad_value=pad, out=out, threads=threads)
+    assert got.tobytes() == want.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+    assert layout.unpack(out, shape).tobytes() == x.tobytes()

@@ -47,6 +47,8 @@ cdef enum:
     WHOLE_BOX_BYTES = 524288  # copy_then_cast: boxes up to this size repacked whole (L2)
     SLICE_RUN_MIN = 8192     # threads: bytes of each lane a slice of level-0 digits reads
     SLICE_COLUMNS_MIN = 65536  # threads: bytes of each row a column slice writes
+    FILL_OUTER_PAD_BYTES = 67108864  # fill_then_copy: outputs padded in one dim held outside
+    FILL_OUTER_PAD_CELL = 1024       # ... the innermost levels, in cells up to this size
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -1901,11 +1903,24 @@ cdef class RepackPlan:
         # R4Crouton4x1) a box per level: whole outer digits, then the last
         # partial one, and so on down.
         cdef int nlev = self.nlev, nd = self.ndim, lv, d
-        if (nd < 2 or nlev < 3 or self.cast_src >= 0
-                or self.below[0] * self.esize > fill_first_bytes):
+        if nlev < 3 or self.cast_src >= 0 or nd < 1:
+            return None
+        levels = [[lv for lv in range(nlev) if self.dim[lv] == d] for d in range(nd)]
+        if nd == 1:
+            # One padded dim whose innermost level sits above the two innermost
+            # levels, in cells of up to FILL_OUTER_PAD_CELL bytes: the walk would
+            # split every cell into data and padding, a step and a box call or
+            # two each (3 channels into R4Crouton2x2Layout, whose 2x2 pixels sit
+            # inside the 32 channels: 128-byte cells, 1.8 ms for 1x224x224x3
+            # uint8 against 0.14 ms filled first). Larger cells cost the walk
+            # less than a second pass over the output.
+            if (not levels[0] or max(levels[0]) >= nlev - 2
+                    or self.below[max(levels[0])] * self.esize > FILL_OUTER_PAD_CELL
+                    or self.below[0] * self.esize > FILL_OUTER_PAD_BYTES):
+                return None
+        elif self.below[0] * self.esize > fill_first_bytes:
             return None
         span = self.span.reshape(-1)
-        levels = [[lv for lv in range(nlev) if self.dim[lv] == d] for d in range(nd)]
         choices = []        # per dim: alternatives, each [(level, first, count)]
         for d in range(nd):
             e_lo, e_hi, v_lo, v_hi = (int(v) for v in self.ranges[4 * d : 4 * d + 4])
