@@ -1188,9 +1188,9 @@ def test_padded_channels_outside_the_innermost_levels(store_mode, tag, shape, dt
     with pad_value in every padding slot, into a guarded output."""
     x = _data(shape, dtype, seed=shape[3])
     layout = lk.Layout(tag)
-    want = ref_pack(x, tag, pad_value=7 if np.dtype(dtype).kind != "c" else 0)
-    raw, start, out = _output_at(want.shape, dtype, 16)
     pad = 7 if np.dtype(dtype).kind != "c" else 0
+    want = ref_pack(x, tag, pad_value=pad)
+    raw, start, out = _output_at(want.shape, dtype, 16)
     got = layout.pack(x, pad_value=pad, out=out, threads=threads)
     assert got.tobytes() == want.tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()

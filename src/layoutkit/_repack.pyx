@@ -285,10 +285,10 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
                     row[i * on + j] = (<const elem_t*>(src + j * s1 + (i0 + i) * es))[0]
             i0 += m
         return
-    if s0 == es and on == n1 and hi - lo <= 8 and 2 * (hi - lo) <= n1 and n1 * es <= 256 and (
-            n1 * es == 16 or n1 * es % 32 == 0):
+    if s0 == es and on == n1 and hi - lo <= 8 and 2 * (hi - lo) <= n1:
         # Few data lanes in rows of mostly padding (3 channels into NCHW8c-32c,
-        # kCHW32, kHWC8): the data interleaved compactly, then masked over pad vectors.
+        # kCHW32, kHWC8): the data interleaved compactly, then masked over pad
+        # vectors, for the row sizes the kernel takes (it returns 0 for others).
         for j in range(lo, hi):
             lanes[j - lo] = src + j * s1
         if lk_interleave_padded(<char*>o, lanes, n0, <int>(hi - lo), <int>es, n1 * es, lo * es,
@@ -1914,8 +1914,10 @@ cdef class RepackPlan:
             # inside the 32 channels: 128-byte cells, 1.8 ms for 1x224x224x3
             # uint8 against 0.14 ms filled first). Larger cells cost the walk
             # less than a second pass over the output.
-            if (not levels[0] or max(levels[0]) >= nlev - 2
-                    or self.below[max(levels[0])] * self.esize > FILL_OUTER_PAD_CELL
+            if not levels[0]:
+                return None
+            lv = max(levels[0])
+            if (lv >= nlev - 2 or self.below[lv] * self.esize > FILL_OUTER_PAD_CELL
                     or self.below[0] * self.esize > FILL_OUTER_PAD_BYTES):
                 return None
         elif self.below[0] * self.esize > fill_first_bytes:
@@ -2009,7 +2011,7 @@ cdef class RepackPlan:
         slices that a native worker pool (layoutkit_pool.h) runs without the GIL; every
         slice writes its own part of ``dst``, so results equal one thread's.
         """
-        cdef Py_ssize_t n0, n1, lev, n, per, items, step
+        cdef Py_ssize_t n0, n1, lev, n, per, items, span, run_min
         cdef SliceJob job
         cdef int rc
         if pad.nbytes < self.esize:
@@ -2037,20 +2039,20 @@ cdef class RepackPlan:
         n = n0 if lev == 0 else n1
         # Slices of ~256 KiB of output, claimed one at a time by the threads.
         per = self.base.below[0] * self.esize // (n0 if lev == 1 else 1) // (256 << 10)
-        step = abs_ssize(self.base.ss[0])
-        if lev == 0 and 0 < step * n < SLICE_RUN_MIN * per:
-            # Level-0 digits a short run of each lane apart (an H row of HCWNC of a
-            # batch: 224 bytes of each of 2048 planes): slices of single digits,
-            # taken by the threads in turn, read every lane in runs that short and
-            # the prefetchers never follow (2 threads: 1.2-1.3x one thread). Runs
-            # of SLICE_RUN_MIN bytes or more, as many slices per thread each.
-            per = max(threads, step * n // SLICE_RUN_MIN // threads * threads)
-        elif lev == 2 and 0 < n1 * self.esize < SLICE_COLUMNS_MIN * per:
-            # Column slices of a few long rows (NHWC -> NCHW of 64 channels of
-            # 256x256) write a piece of every row each: pieces of 4 KiB, taken by
-            # the threads in turn, made 2 threads 1.2-1.4x one thread. Pieces of
-            # SLICE_COLUMNS_MIN bytes or more, as many slices per thread each.
-            per = max(threads, n1 * self.esize // SLICE_COLUMNS_MIN // threads * threads)
+        # Each slice reads a run of every lane (level-0 digits) or writes a piece
+        # of every row (column slices): `span` bytes of it over all slices. Runs
+        # that short, slices taken by the threads in turn, defeat the
+        # prefetchers: an H row of HCWNC of a batch is 224 bytes of each of 2048
+        # planes, 2 threads 1.2-1.3x one thread; column pieces of NHWC -> NCHW of
+        # 64 channels of 256x256 were 4 KiB, 1.2-1.4x. Runs of at least
+        # `run_min` bytes, as many slices per thread each.
+        span = 0
+        if lev == 0:
+            span, run_min = abs_ssize(self.base.ss[0]) * n, SLICE_RUN_MIN
+        elif lev == 2:
+            span, run_min = n1 * self.esize, SLICE_COLUMNS_MIN
+        if 0 < span < run_min * per:
+            per = max(threads, span // run_min // threads * threads)
         per = min(n, max(threads, per))
         items = n0 * per if lev == 1 else per
         job.P = self.base

@@ -2568,20 +2568,6 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
         BODY                                                                     \
     })
 
-/* Unpacking boxes of several loads reads a padded source several times the
- * output's size, box after box in source order: the lines LK_SMALLBOX_AHEAD
- * bytes on (one per 64 bytes the source advances a box) are asked for, since
- * the hardware prefetchers keep too few lines in flight for one core to read
- * at memory speed (compare_builds.py on the Xeon: crouton -> NHWC uint8 of
- * 1x3x1024x1024, 32 MB read for 3 MB written, 0.52x the time (0.51x -> 0.85x
- * a copy); Crouton4x1 -> NHWC 0.81x; 2 KiB ahead did half as well, 16 KiB as
- * 8). Boxes of one load (a pixel of float16 / float32) gained nothing, and
- * float32 of 1x3x224x224 took 1.24x the time with them. */
-#define LK_SMALLBOX_AHEAD 8192
-#define LK_SMALLBOX_PREFETCH(S)                                                  \
-    for (ptrdiff_t pf_ = 0; pf_ < ahead_bytes; pf_ += 64)                          \
-        _mm_prefetch((S) + LK_SMALLBOX_AHEAD + pf_, _MM_HINT_T0);
-
 /* Packing: sub-box D (pix bytes of padding) with the data through shuffle P in
  * its first 16 bytes; stored, or streamed. */
 #define LK_SMALLBOX_SUB(D, P)                                                    \
@@ -2642,13 +2628,21 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
          * other rows zero), OR-ed, stored once (or twice, overlapping). */
         const __m128i subs[4] = {p0, p1, p2, p3};
         ptrdiff_t pitch = k->pitch;
-        /* Source bytes a box advances, prefetched LK_SMALLBOX_AHEAD on when the
-         * boxes read the source front to back in small steps. */
+        /* These boxes read a padded source several times the output's size,
+         * front to back in small steps: the lines 8 KiB on (one per 64 bytes
+         * a box advances) are asked for, since the hardware prefetchers keep
+         * too few lines in flight for one core to read at memory speed
+         * (compare_builds.py on the Xeon: crouton -> NHWC uint8 of
+         * 1x3x1024x1024, 32 MB read for 3 MB written, 0.52x the time;
+         * Crouton4x1 -> NHWC 0.81x; 2 KiB ahead did half as well, 16 KiB as
+         * 8). Boxes of one load (a pixel of float16 / float32) gained nothing,
+         * and float32 of 1x3x224x224 took 1.24x the time with them. */
         ptrdiff_t ahead_bytes = lv[3].s > 0 && lv[3].s <= 256 ? lv[3].s : 0;
         int nsub = k->nsub;
         LK_GRID_LOOPS({
             __m128i v = _mm_setzero_si128();
-            LK_SMALLBOX_PREFETCH(s)
+            for (ptrdiff_t b = 0; b < ahead_bytes; b += 64)
+                _mm_prefetch(s + 8192 + b, _MM_HINT_T0);
             for (int j = 0; j < nsub; j++) {
                 __m128i r_;
                 LK_SMALLBOX_LOAD(r_, s + j * pitch)
