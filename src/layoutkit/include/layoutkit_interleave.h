@@ -1919,12 +1919,18 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_interleave_padded_avx2(
 #endif
 
 /* k data lanes into padded rows (see lk_interleave_padded_avx2): m, or 0 where
- * it does not apply (no AVX2, other row sizes, data past the first 32 bytes). */
+ * it does not apply (no AVX2, other row sizes, data past the first 32 bytes).
+ * On AMD, rows of 16 or 32 bytes of 2- or 4-byte elements that stay in the
+ * cache are left to the generic interleave, whose tiles write them straight
+ * from the lanes (compare_builds.py on Zen 4, 1x3x224x224: NCHW8c float32
+ * 0.74x the time, HCWNC8 float32 0.44x, kHWC8 / NCHW8c float16 0.85-0.89x);
+ * bytes keep this kernel (NCHW16c uint8: the generic path took 1.46x). */
 static ptrdiff_t lk_interleave_padded(char *restrict out, const void *const *lanes, ptrdiff_t m,
                                       int k, int es, ptrdiff_t row, ptrdiff_t at,
                                       const void *pad, int stream) {
 #ifdef LK_HAVE_AVX2_TILES
     ptrdiff_t width = (ptrdiff_t)k * es;
+    if (!stream && es > 1 && row <= 32 && lk_is_amd()) return 0;
     if (lk_simd() != 0 && lk_avx2() && k >= 1 && k <= 8 && at >= 0 &&
         at + width <= (row < 32 ? row : 32) && (row == 16 || (row % 32 == 0 && row <= 256)) &&
         (es == 1 || es == 2 || es == 4 || es == 8) && m > 0)
@@ -2588,6 +2594,9 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
         for (ptrdiff_t b_ = 16; b_ < pix; b_ += 16) _mm_stream_si128((__m128i *)((D) + b_), pad); \
     }
 
+/* Source bytes from which unpacking boxes prefetch ahead (below). */
+#define LK_SMALLBOX_AHEAD_MIN (8 << 20)
+
 __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict dst,
                                                                  const char *restrict src,
                                                                  const lk_grid_level *lv,
@@ -2636,8 +2645,13 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
          * 1x3x1024x1024, 32 MB read for 3 MB written, 0.52x the time;
          * Crouton4x1 -> NHWC 0.81x; 2 KiB ahead did half as well, 16 KiB as
          * 8). Boxes of one load (a pixel of float16 / float32) gained nothing,
-         * and float32 of 1x3x224x224 took 1.24x the time with them. */
-        ptrdiff_t ahead_bytes = lv[3].s > 0 && lv[3].s <= 256 ? lv[3].s : 0;
+         * and float32 of 1x3x224x224 took 1.24x the time with them. Sources
+         * that L2 / L3 hold are left to the hardware: on Zen 4 crouton float16
+         * of 1x3x224x224 (3 MiB) took 1.37x the time with them, Crouton4x1
+         * uint8 1.6x. */
+        ptrdiff_t ahead_bytes = lv[3].s > 0 && lv[3].s <= 256 && hi - src >= LK_SMALLBOX_AHEAD_MIN
+                                    ? lv[3].s
+                                    : 0;
         int nsub = k->nsub;
         LK_GRID_LOOPS({
             __m128i v = _mm_setzero_si128();
