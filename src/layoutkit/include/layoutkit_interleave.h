@@ -1922,9 +1922,10 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_interleave_padded_avx2(
  * it does not apply (no AVX2, other row sizes, data past the first 32 bytes).
  * On AMD, rows of 16 or 32 bytes of 2- or 4-byte elements that stay in the
  * cache are left to the generic interleave, whose tiles write them straight
- * from the lanes (compare_builds.py on Zen 4, 1x3x224x224: NCHW8c float32
- * 0.74x the time, HCWNC8 float32 0.44x, kHWC8 / NCHW8c float16 0.85-0.89x);
- * bytes keep this kernel (NCHW16c uint8: the generic path took 1.46x). */
+ * from the lanes (compare_builds.py on Zen 4, 1x3x224x224, 5 rounds: NCHW8c
+ * float32 0.72x the time, HCWNC8 float16 0.69x, float32 0.75x, kHWC8 /
+ * NCHW8c float16 0.85-0.88x); bytes keep this kernel (NCHW16c uint8: the
+ * generic path took 1.46x). */
 static ptrdiff_t lk_interleave_padded(char *restrict out, const void *const *lanes, ptrdiff_t m,
                                       int k, int es, ptrdiff_t row, ptrdiff_t at,
                                       const void *pad, int stream) {
