@@ -2646,8 +2646,9 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
          * 1x3x1024x1024, 32 MB read for 3 MB written, 0.52x the time;
          * Crouton4x1 -> NHWC 0.81x; 2 KiB ahead did half as well, 16 KiB as
          * 8). Boxes of one load (a pixel of float16 / float32) gained nothing,
-         * and float32 of 1x3x224x224 took 1.24x the time with them. Sources
-         * that L2 / L3 hold are left to the hardware: on Zen 4 crouton float16
+         * and float32 of 1x3x224x224 took 1.24x the time with them. Grids
+         * whose source (src to hi) L2 / L3 hold, under LK_SMALLBOX_AHEAD_MIN,
+         * are left to the hardware: on Zen 4 crouton float16
          * of 1x3x224x224 (3 MiB) took 1.37x the time with them, Crouton4x1
          * uint8 1.6x. */
         ptrdiff_t ahead_bytes = lv[3].s > 0 && lv[3].s <= 256 && hi - src >= LK_SMALLBOX_AHEAD_MIN
