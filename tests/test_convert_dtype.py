@@ -314,6 +314,47 @@ def test_quantize_into_byte_lanes_of_a_batch(tag, channels, batch, dst, scale, z
     assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize(
+    ("tag", "shape"),
+    [
+        ("HCWN4c", (8, 64, 5, 12)),  # every H row of each lane in one stage
+        ("HCWN8c", (8, 16, 100, 56)),  # the stage ends part-way through H
+        ("HCWN8c", (64, 16, 2, 600)),  # rows longer than the stage: W in pieces
+        ("HCWN4c", (65, 8, 3, 9)),  # more batch indices than the staged kernel takes
+        ("HCWN4c", (3, 6, 4, 33)),  # padding lanes, W not a multiple of 8
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_quantize_batch_through_the_stage(tag, shape, threads):
+    """HCWNC4/8 of a batch: each batch index's lanes quantized into an L2 stage
+    (several H rows at once where they fit), then interleaved N at a time."""
+    x = _image(shape, np.float32, seed=sum(shape))
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, dtype=np.int8, scale=0.37, zero_point=-3, threads=threads)
+    want = ref_pack(quantize_ref(x, 0.37, -3, np.int8), tag, dims="NCHW")
+    assert got.tobytes() == want.tobytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(2, 12),
+    c=st.integers(1, 40),
+    h=st.integers(1, 12),
+    w=st.integers(1, 80),
+    tag=st.sampled_from(["HCWN4c", "HCWN8c", "HCWN16c"]),
+    dst=st.sampled_from([np.int8, np.uint8]),
+    threads=st.sampled_from([1, 2]),
+    seed=st.integers(0, 2**16),
+)
+def test_quantize_batch_property(n, c, h, w, tag, dst, threads, seed):
+    x = _image((n, c, h, w), np.float32, seed=seed)
+    zero_point = -5 if dst is np.int8 else 120
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, dtype=dst, scale=0.37, zero_point=zero_point, threads=threads)
+    want = ref_pack(quantize_ref(x, 0.37, zero_point, dst), tag, dims="NCHW")
+    assert got.tobytes() == want.tobytes()
+
+
 @pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c", "HCWN16c", "NCHW8c"])
 @pytest.mark.parametrize(
     "shape", [(1, 64, 7, 7), (2, 16, 3, 5), (1, 32, 9, 12), (1, 2048, 7, 7), (3, 40, 7, 7)]
