@@ -1590,8 +1590,9 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     # through box_out -> box2d -> inner2d cost ~25 ns a box on Zen 4, their
     # frames' stores queueing behind the previous box's missing ones (HCWNC4
     # int8 1x64x256x256 0.59x the time, NCHW4c float16 / float32 1x2048x7x7
-    # 0.50-0.55x).
-    if (not P.stream and P.cast_src < 0 and s0 == es and d1 == es and d0 == n1 * es
+    # 0.50-0.55x). Rows of under 256 bytes: box_out would not stage them for
+    # streaming either (P.stream 2, the tests' "stream every box", excepted).
+    if (P.stream != 2 and P.cast_src < 0 and s0 == es and d1 == es and d0 == n1 * es
             and lo == 0 and hi == n1 and n1 < 16 and n0 <= TILE
             and (es == 1 or es == 2 or es == 4 or es == 8)):
         copy_interleave_boxes(P, order, nord, idx, ext, src, dst, n0, n1, s1)
