@@ -323,6 +323,33 @@ def test_three_byte_channels_in_blocks_of_16(shape, offset):
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
 
 
+@pytest.mark.parametrize("offset", [0, 16, 32])
+@pytest.mark.parametrize(
+    ("tag", "c", "hw"),
+    [
+        ("NCHW16c", 3, (1, 70)),
+        ("NCHW32c", 1, (1, 33)),
+        ("NCHW32c", 4, (3, 45)),
+        ("NCHW64c", 3, (2, 50)),
+        ("NCHW128c", 2, (1, 40)),
+        ("NCHW32c", 35, (2, 33)),
+        ("NCHW64c", 3, (512, 300)),  # 10 MB: streamed stores
+    ],
+)
+def test_few_byte_channels_into_padded_rows(tag, c, hw, offset):
+    """Up to four byte channels into rows of 16-128 bytes, built in registers
+    32 rows a step (the rest through the staging kernel): every padding slot
+    written with pad_value over an output that held other bytes, and nothing
+    outside the output touched."""
+    x = _data((1, c, *hw), np.uint8, seed=c + hw[1])
+    layout = lk.Layout(tag, dims="NCHW")
+    raw, start, out = _output_at(layout.physical_shape(x.shape), np.uint8, offset)
+    raw[...] = 0xEE
+    got = layout.pack(x, pad_value=7, out=out)
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=7).tobytes()
+    assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
+
+
 LONG_LANE_CHECK = """
 import sys
 import numpy as np
