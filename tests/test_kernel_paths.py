@@ -325,25 +325,35 @@ def test_three_byte_channels_in_blocks_of_16(shape, offset):
 
 @pytest.mark.parametrize("offset", [0, 16, 32])
 @pytest.mark.parametrize(
-    ("tag", "c", "hw"),
+    ("tag", "c", "hw", "dtype"),
     [
-        ("NCHW16c", 3, (1, 70)),
-        ("NCHW32c", 1, (1, 33)),
-        ("NCHW32c", 4, (3, 45)),
-        ("NCHW64c", 3, (2, 50)),
-        ("NCHW128c", 2, (1, 40)),
-        ("NCHW32c", 35, (2, 33)),
-        ("NCHW64c", 3, (512, 300)),  # 10 MB: streamed stores
+        ("NCHW16c", 3, (1, 70), np.uint8),
+        ("NCHW32c", 1, (1, 33), np.uint8),
+        ("NCHW32c", 4, (3, 45), np.uint8),
+        ("NCHW64c", 3, (2, 50), np.uint8),
+        ("NCHW128c", 2, (1, 40), np.uint8),
+        ("NCHW32c", 35, (2, 33), np.uint8),
+        ("NCHW64c", 3, (512, 300), np.uint8),  # 10 MB: streamed stores
+        ("NCHW8c", 3, (1, 37), np.uint16),
+        ("NCHW32c", 3, (2, 50), np.uint16),
+        ("NCHW8c", 3, (600, 700), np.uint16),  # 9 MB: streamed
+        ("NCHW4c", 2, (2, 40), np.float32),
+        ("NCHW8c", 2, (1, 37), np.float32),
+        ("NCHW16c", 3, (3, 45), np.float32),
+        ("NCHW32c", 3, (1, 33), np.float32),
+        ("NCHW4c", 2, (600, 700), np.float32),  # 10 MB: streamed
+        ("NCHW8c", 3, (600, 700), np.float32),
     ],
+    ids=str,
 )
-def test_few_byte_channels_into_padded_rows(tag, c, hw, offset):
-    """Up to four byte channels into rows of 16-128 bytes, built in registers
-    32 rows a step (the rest through the staging kernel): every padding slot
-    written with pad_value over an output that held other bytes, and nothing
-    outside the output touched."""
-    x = _data((1, c, *hw), np.uint8, seed=c + hw[1])
+def test_few_channels_into_padded_rows(tag, c, hw, dtype, offset):
+    """Up to four channels into rows of 16-256 bytes, built in registers (32, 16
+    or 8 rows a step for 1-, 2- and 4-byte elements; the rest through the
+    staging kernel): every padding slot written with pad_value over an output
+    that held other bytes, and nothing outside the output touched."""
+    x = _data((1, c, *hw), dtype, seed=c + hw[1])
     layout = lk.Layout(tag, dims="NCHW")
-    raw, start, out = _output_at(layout.physical_shape(x.shape), np.uint8, offset)
+    raw, start, out = _output_at(layout.physical_shape(x.shape), dtype, offset)
     raw[...] = 0xEE
     got = layout.pack(x, pad_value=7, out=out)
     assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=7).tobytes()
