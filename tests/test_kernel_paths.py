@@ -360,6 +360,21 @@ def test_few_channels_into_padded_rows(tag, c, hw, dtype, offset):
     assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
 
 
+@pytest.mark.parametrize("left", [1, 2, 4, 8, 12])
+@pytest.mark.parametrize(
+    ("tag", "c"), [("NCHW16c", 3), ("NCHW32c", 3), ("NCHW32c", 4), ("NCHW64c", 2)]
+)
+def test_few_byte_channels_after_left_padding(tag, c, left):
+    """Data lanes that start inside the row (left padding of C): on a 4-byte
+    boundary the register kernel, elsewhere the staging one."""
+    x = _data((1, c, 3, 45), np.uint8, seed=c + left)
+    layout = lk.Layout(tag, dims="NCHW", left_pad=(0, left, 0, 0))
+    got = layout.pack(x, pad_value=7)
+    want = ref_pack(x, tag, dims="NCHW", pad_value=7, left_pad=(0, left, 0, 0))
+    assert got.tobytes() == want.tobytes()
+    assert layout.unpack(got, x.shape).tobytes() == x.tobytes()
+
+
 LONG_LANE_CHECK = """
 import sys
 import numpy as np
