@@ -1868,22 +1868,6 @@ __attribute__((target("avx2"))) static inline __m256i lk_pad_vector(const void *
     }
 }
 
-/*
- * k data lanes into m contiguous rows of `row` bytes (16, or a multiple of 32
- * up to 256) whose other slots are the pad element, the data `at` bytes into
- * each row and within its first 32 (at + k * es <= 32): 3 channels into
- * NCHW8c-32c, kCHW32 or kHWC8, where the generic interleave transposed 13-29
- * lanes of a padding buffer for every 3 lanes of data. Blocks of rows are
- * interleaved compactly into an L1 stage (k * es bytes a row); a row's first
- * chunk of 32 bytes (two rows of 16) is then a load of the stage at the row's
- * data, masked over the pad vector, and its other chunks the pad vector.
- * Streamed (16 bytes at a time) when `stream`. Against the generic path
- * (compare_builds.py, Xeon), 1x3x1024x1024: NCHW32c float32 0.29x the time,
- * float16 0.36x, uint8 0.59x (the byte kernel it replaces had no streaming);
- * NCHW16c float16 0.44x; NCHW8c float32 0.52x; kHWC8 float16 0.9x;
- * 1x3x224x224 (in cache, unstreamed) 0.75-0.95x, rows of 16 bytes 1.0-1.1x.
- * Returns m (0 without AVX2).
- */
 /* lk_interleave_padded_avx2 for up to four byte lanes whose data starts on a
  * 4-byte boundary of the row (3 channels into NCHW8c-32c / kCHW32 of bytes):
  * straight from the lanes in registers. 32 rows a step: the lanes' bytes
@@ -1905,7 +1889,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_bytes4_avx2(
         else                                                                     \
             _mm256_storeu_si256((__m256i *)(p), v);                              \
     } while (0)
-#define LK_PB4_LANE(j) (k > (j) ? _mm256_loadu_si256((const __m256i *)((const char *)lanes[j] + i)) : zero)
+#define LK_PB4_LANE(j)                                                           \
+    (k > (j) ? _mm256_loadu_si256((const __m256i *)((const char *)lanes[j] + i)) : zero)
     for (; i + 32 <= m; i += 32) {
         __m256i va = LK_PB4_LANE(0), vb = LK_PB4_LANE(1), vc = LK_PB4_LANE(2), vd = LK_PB4_LANE(3);
         __m256i ab_lo = _mm256_unpacklo_epi8(va, vb), ab_hi = _mm256_unpackhi_epi8(va, vb);
@@ -1959,6 +1944,24 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_bytes4_avx2(
     return i;
 }
 
+/*
+ * k data lanes into m contiguous rows of `row` bytes (16, or a multiple of 32
+ * up to 256) whose other slots are the pad element, the data `at` bytes into
+ * each row and within its first 32 (at + k * es <= 32): 3 channels into
+ * NCHW8c-32c, kCHW32 or kHWC8, where the generic interleave transposed 13-29
+ * lanes of a padding buffer for every 3 lanes of data. Blocks of rows are
+ * interleaved compactly into an L1 stage (k * es bytes a row); a row's first
+ * chunk of 32 bytes (two rows of 16) is then a load of the stage at the row's
+ * data, masked over the pad vector, and its other chunks the pad vector.
+ * Streamed (16 bytes at a time) when `stream`. Against the generic path
+ * (compare_builds.py, Xeon), 1x3x1024x1024: NCHW32c float32 0.29x the time,
+ * float16 0.36x, uint8 0.59x (the byte kernel it replaces had no streaming);
+ * NCHW16c float16 0.44x; NCHW8c float32 0.52x; kHWC8 float16 0.9x;
+ * 1x3x224x224 (in cache, unstreamed) 0.75-0.95x, rows of 16 bytes 1.0-1.1x.
+ * Up to four byte lanes on a 4-byte boundary take lk_padrow_bytes4_avx2 for
+ * every whole step of 32 rows, the stage only for the rest.
+ * Returns m (0 without AVX2).
+ */
 __attribute__((target("avx2"))) static ptrdiff_t lk_interleave_padded_avx2(
     char *restrict out, const void *const *lanes, ptrdiff_t m, int k, int es, ptrdiff_t row,
     ptrdiff_t at, const void *pad, int stream) {
