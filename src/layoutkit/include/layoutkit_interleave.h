@@ -393,6 +393,27 @@ static inline void lk_copy_runs_2d(char *restrict dst, ptrdiff_t dq, ptrdiff_t d
     }
 }
 
+/* lk_copy_runs_2d with a third, innermost level of nc runs that continue each
+ * other in the source (src + c * RUN) and go dc apart in the destination: a
+ * pixel of 64+ channels read front to back into its crouton chunks. */
+#define LK_RUNS_3D(RUN)                                                          \
+    for (ptrdiff_t q = 0; q < nq; q++)                                           \
+        for (ptrdiff_t r = 0; r < n0; r++) {                                     \
+            char *d_ = dst + q * dq + r * d0;                                    \
+            const char *s_ = src + q * sq + r * s0;                              \
+            for (ptrdiff_t c = 0; c < nc; c++) memcpy(d_ + c * dc, s_ + c * (RUN), RUN); \
+        }
+static inline void lk_copy_runs_3d(char *restrict dst, ptrdiff_t dq, ptrdiff_t d0, ptrdiff_t dc,
+                                   const char *restrict src, ptrdiff_t sq, ptrdiff_t s0,
+                                   ptrdiff_t nq, ptrdiff_t n0, ptrdiff_t nc, ptrdiff_t run) {
+    switch (run) {
+    case 16: LK_RUNS_3D(16); break;
+    case 32: LK_RUNS_3D(32); break;
+    case 64: LK_RUNS_3D(64); break;
+    default: LK_RUNS_3D(128); break;
+    }
+}
+
 /* Ask for the first `bytes` (up to 4 lines) of a lane that the next box will read. */
 static inline void lk_prefetch_t0(const char *p) {
 #if defined(__GNUC__) || defined(__clang__)
