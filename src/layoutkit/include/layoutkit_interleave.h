@@ -1889,6 +1889,17 @@ __attribute__((target("avx2"))) static inline __m256i lk_pad_vector(const void *
     }
 }
 
+/* A 32-byte chunk of a padded row, streamed or not; a row's data masked over
+ * the pad vector (both kernels below have `stream`, `keep` and `padout`). */
+#define LK_PADROW_PUT(p, v)                                                      \
+    do {                                                                         \
+        if (stream)                                                              \
+            LK_TILEW_STREAM(p, v);                                               \
+        else                                                                     \
+            _mm256_storeu_si256((__m256i *)(p), v);                              \
+    } while (0)
+#define LK_PADROW_DATA(v) _mm256_or_si256(_mm256_and_si256(v, keep), padout)
+
 /* lk_interleave_padded_avx2 for up to four byte lanes whose data starts on a
  * 4-byte boundary of the row (3 channels into NCHW8c-32c / kCHW32 of bytes):
  * straight from the lanes in registers. 32 rows a step: the lanes' bytes
@@ -1903,13 +1914,6 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_bytes4_avx2(
     __m256i keep, __m256i padout, __m256i padv, int stream) {
     const __m256i zero = _mm256_setzero_si256();
     ptrdiff_t i = 0;
-#define LK_PB4_PUT(p, v)                                                         \
-    do {                                                                         \
-        if (stream)                                                              \
-            LK_TILEW_STREAM(p, v);                                               \
-        else                                                                     \
-            _mm256_storeu_si256((__m256i *)(p), v);                              \
-    } while (0)
 #define LK_PB4_LANE(j)                                                           \
     (k > (j) ? _mm256_loadu_si256((const __m256i *)((const char *)lanes[j] + i)) : zero)
     for (; i + 32 <= m; i += 32) {
@@ -1927,9 +1931,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_bytes4_avx2(
         __m256i x0 = _mm256_shuffle_epi32(px[q], IMM0), x1 = _mm256_shuffle_epi32(px[q], IMM1); \
         __m256i lo = _mm256_permute2x128_si256(x0, x1, 0x20);                   \
         __m256i hi = _mm256_permute2x128_si256(x0, x1, 0x31);                   \
-        LK_PB4_PUT(o + (4 * (q) + (t)) * 16, _mm256_or_si256(_mm256_and_si256(lo, keep), padout)); \
-        LK_PB4_PUT(o + (16 + 4 * (q) + (t)) * 16,                              \
-                   _mm256_or_si256(_mm256_and_si256(hi, keep), padout));        \
+        LK_PADROW_PUT(o + (4 * (q) + (t)) * 16, LK_PADROW_DATA(lo));             \
+        LK_PADROW_PUT(o + (16 + 4 * (q) + (t)) * 16, LK_PADROW_DATA(hi));        \
     }
             for (int q = 0; q < 4; q++) {
                 LK_PB4_PAIR(q, 0, 0x00, 0x55)
@@ -1942,9 +1945,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_bytes4_avx2(
     {                                                                            \
         __m256i x = _mm256_shuffle_epi32(px[q], IMM);                           \
         char *r_ = o + (16 * ((HALF) == 0x11) + 4 * (q) + (t)) * row;            \
-        LK_PB4_PUT(r_, _mm256_or_si256(                                          \
-                           _mm256_and_si256(_mm256_permute2x128_si256(x, x, HALF), keep), padout)); \
-        for (ptrdiff_t c = 32; c < row; c += 32) LK_PB4_PUT(r_ + c, padv);       \
+        LK_PADROW_PUT(r_, LK_PADROW_DATA(_mm256_permute2x128_si256(x, x, HALF))); \
+        for (ptrdiff_t c = 32; c < row; c += 32) LK_PADROW_PUT(r_ + c, padv);    \
     }
         for (int q = 0; q < 4; q++) {
             LK_PB4_ROW(q, 0, 0x00, 0x00)
@@ -1961,7 +1963,6 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_bytes4_avx2(
 #undef LK_PB4_ROW
     }
 #undef LK_PB4_LANE
-#undef LK_PB4_PUT
     return i;
 }
 
@@ -2008,14 +2009,6 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_interleave_padded_avx2(
     if (es == 1 && k <= 4 && at % 4 == 0)
         first = lk_padrow_bytes4_avx2(out, lanes, m, k, row, keep, padout, padv, stream);
     memset(stage, 0, LK_PADROW_SLACK); /* bytes the loads take and the masks drop */
-#define LK_PADROW_PUT(p, v)                                                      \
-    do {                                                                         \
-        if (stream)                                                              \
-            LK_TILEW_STREAM(p, v);                                               \
-        else                                                                     \
-            _mm256_storeu_si256((__m256i *)(p), v);                              \
-    } while (0)
-#define LK_PADROW_DATA(v) _mm256_or_si256(_mm256_and_si256(v, keep), padout)
     for (ptrdiff_t b0 = first; b0 < m; b0 += LK_PADROW_BLOCK) {
         ptrdiff_t nb = m - b0 < LK_PADROW_BLOCK ? m - b0 : LK_PADROW_BLOCK;
         char *st = stage + LK_PADROW_SLACK;
