@@ -397,6 +397,52 @@ for shape, dt in cases + [((1, 2048, 64, 64), np.uint16), ((1, 64, 127, 259), np
 """
 
 
+VENDOR_CHECK = """
+import sys
+import numpy as np
+import layoutkit as lk
+from layoutkit import _repack
+from reference import ref_pack, ref_unpack
+
+assert _repack.tuned_for() == sys.argv[1], _repack.tuned_for()
+rng = np.random.default_rng(2)
+# The choices made per maker: padded rows of 16 / 32 bytes (3 channels into
+# NCHW16c / NCHW32c / NCHW8c / kCHW32 / kHWC8), cached and streamed, and lanes
+# 4 KiB apart (NHWC -> NCHW of 64x64 planes).
+for stream in (-1, 0):
+    _repack.set_stream_threshold(stream)
+    for dt in (np.uint8, np.float16, np.float32):
+        for tag in ("NCHW8c", "NCHW16c", "NCHW32c", "NHWC8c"):
+            for shape in ((1, 3, 17, 45), (2, 3, 8, 64), (1, 4, 5, 7)):
+                x = rng.integers(0, 200, shape).astype(dt)
+                layout = lk.Layout(tag, dims="NCHW")
+                got = layout.pack(x, pad_value=5)
+                want = ref_pack(x, tag, dims="NCHW", pad_value=5)
+                if got.tobytes() != want.tobytes():
+                    sys.exit(f"pack mismatch {tag} {shape} {np.dtype(dt)} stream={stream}")
+    x = rng.integers(0, 200, (1, 64, 64, 24)).astype(np.uint8)
+    got = lk.Layout("NCHW", dims="NCHW").pack(x.transpose(0, 3, 1, 2))
+    if got.tobytes() != np.ascontiguousarray(x.transpose(0, 3, 1, 2)).tobytes():
+        sys.exit(f"NHWC -> NCHW mismatch stream={stream}")
+"""
+
+
+@pytest.mark.parametrize(("vendor", "tuned"), [("amd", "amd"), ("intel", "other")])
+def test_cpu_maker_choices_match(tmp_path, vendor, tuned):
+    """The few kernel choices made by the CPU's maker (see lk_is_amd), each
+    forced in a fresh process, so that both are tested on any machine."""
+    script = tmp_path / "vendor_check.py"
+    script.write_text(VENDOR_CHECK)
+    env = dict(os.environ, LAYOUTKIT_CPU_VENDOR=vendor)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    result = subprocess.run(
+        [sys.executable, str(script), tuned], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+
+
 @pytest.mark.parametrize("order", ["columns", "strips"])
 def test_long_lane_orders_match(tmp_path, order):
     """Both orders of the long-lane transpose (the CPU's maker picks one; see

@@ -170,6 +170,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
+    int lk_is_amd()
     ctypedef struct lk_grid_level:
         Py_ssize_t n, s, d
     enum:
@@ -214,6 +215,12 @@ def simd_name():
     (AVX-512 VBMI byte tiles too); ``LAYOUTKIT_SIMD=portable``, ``sse4.1`` or
     ``avx2`` selects a lesser build."""
     return lk_simd_name().decode()
+
+
+def tuned_for():
+    """'amd' or 'other': the few kernel choices measured on one maker's CPUs
+    only (``LAYOUTKIT_CPU_VENDOR=amd`` or ``intel`` forces either)."""
+    return "amd" if lk_is_amd() else "other"
 
 
 cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_ssize_t s0,
