@@ -95,8 +95,13 @@ def test_repeated_out_of_another_shape_or_near_the_input():
     x = buf[:48].reshape(1, 3, 4, 4)
     want = ref_pack(x, "NCHW4c")
     for _ in range(2):
-        res = layout.pack(x, out=np.empty(want.size, np.float32))
+        flat = np.empty(want.size, np.float32)
+        res = layout.pack(x, out=flat)
         assert res.shape == want.shape and res.tobytes() == want.tobytes()
+        assert res.base is flat or res is flat
+    for _ in range(2):  # a size off by one is refused on the repeat path too
+        with pytest.raises(lk.LayoutError, match="holds 63 elements, expected 64"):
+            layout.pack(x, out=np.empty(want.size - 1, np.float32))
     after = np.empty(48 + 64, np.float32)
     xr = after[:48][::-1].reshape(1, 3, 4, 4)  # negative strides
     for _ in range(2):
@@ -136,7 +141,16 @@ def test_adapter_shortcuts_check_out_and_follow_the_data(api):
     want = call(src)
     good = np.empty_like(want)
     for _ in range(3):
-        assert call(src, good).tobytes() == want.tobytes()
+        got = call(src, good)
+        assert got.tobytes() == want.tobytes() and got.shape == want.shape
+        assert np.shares_memory(got, good)
+        if api in ("to_format", "to_hw"):
+            assert got is good  # out= of the result's own shape comes back itself
+    flat = np.empty(want.size, want.dtype)
+    for _ in range(2):  # a flat out= comes back in the result's shape
+        got = call(src, flat)
+        assert got.shape == want.shape and np.shares_memory(got, flat)
+        assert flat.tobytes() == want.tobytes()
     for bad in (
         np.empty(want.shape, np.uint8),
         np.empty(want.size + 1, np.int8),

@@ -2226,23 +2226,34 @@ cdef class RepackPlan:
         """``run`` on one thread into ``out`` after quick checks, or None when a check
         fails (the caller then checks ``out`` in full, for its error message).
 
-        The checks: ``out`` an ndarray of ``out_dtype`` and exactly ``shape``,
-        C-contiguous, writeable, under ``serial_below`` bytes (larger outputs may
-        want threads), and apart from ``src`` (the span of its strides).
+        The checks: ``out`` an ndarray of ``out_dtype`` with the elements of
+        ``shape`` (returned reshaped to it if its own shape differs, e.g. an
+        adapter's), C-contiguous, writeable, under ``serial_below`` bytes (larger
+        outputs may want threads), and apart from ``src`` (the span of its strides).
         """
         cdef cnp.ndarray o
         cdef int k, nd
-        cdef Py_ssize_t lo, hi, step, olo, ohi
+        cdef Py_ssize_t lo, hi, step, olo, ohi, n = 1
+        cdef bint same = True
         if type(out) is not np.ndarray:
             return None
         o = <cnp.ndarray>out
         nd = cnp.PyArray_NDIM(o)
-        if nd != len(shape) or cnp.PyArray_NBYTES(o) >= serial_below:
+        if cnp.PyArray_NBYTES(o) >= serial_below:
             return None
         if not (cnp.PyArray_IS_C_CONTIGUOUS(o) and cnp.PyArray_ISWRITEABLE(o)):
             return None
-        for k in range(nd):
-            if cnp.PyArray_DIMS(o)[k] != <Py_ssize_t>shape[k]:
+        if nd != len(shape):
+            same = False
+        else:
+            for k in range(nd):
+                if cnp.PyArray_DIMS(o)[k] != <Py_ssize_t>shape[k]:
+                    same = False
+                    break
+        if not same:
+            for k in range(len(shape)):
+                n *= <Py_ssize_t>shape[k]
+            if n != cnp.PyArray_SIZE(o):
                 return None
         if not (o.dtype is out_dtype or o.dtype == out_dtype):
             return None
@@ -2263,7 +2274,7 @@ cdef class RepackPlan:
         if pad.nbytes < self.esize:
             raise ValueError("pad pattern is shorter than one element")
         self._run_serial(src, o, pad)
-        return o
+        return o if same else o.reshape(shape)
 
     cdef void _run_serial(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad):
         cdef Plan P = self.base

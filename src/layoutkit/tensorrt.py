@@ -1239,7 +1239,10 @@ def to_format(
         key = ("to", fmt, x.shape, x.dtype, dla, device, strict)
         plan = _FAST_PLANS.get(key)
         if plan is not None and plan.layout is not None:
-            return plan.layout.pack(x, pad_value, out).reshape(plan.storage)
+            res = plan.layout.pack(x, pad_value, out)
+            if out is not None and out.shape == plan.storage:
+                return out  # res is out, in the layout's own shape
+            return res.reshape(plan.storage)
     arr = _array(x, "x")
     plan = _plan(
         fmt,

@@ -819,6 +819,8 @@ class ChainPlan:
             for step in self.prefix:
                 x = step.apply(x)
             res = _pack(self.layout, x, out, self.conversion)
+            if out is not None and out.shape == self.out_shape:
+                return out  # res is out, in the layout's own shape
             return res if res.shape == self.out_shape else res.reshape(self.out_shape)
         if self.kind == "unpack":
             assert self.layout is not None
