@@ -175,3 +175,22 @@ def test_rank0_linear_out_is_checked():
         lk.tensorrt.to_format(x, "kLINEAR", out=np.empty((), np.int16))
     with pytest.raises(lk.LayoutError, match="dtype"):
         lk.tensorrt.from_format(x, "kLINEAR", (), out=np.empty((), np.float32))
+
+
+def test_float_and_bool_shapes_are_not_taken_for_a_kept_call():
+    """3.0 == 3 and True == 1 hash alike: after a call with an int shape, the
+    same shape with a float or a bool in it is still refused (numpy ints are
+    accepted, through the full checks)."""
+    x = np.arange(105, dtype=np.uint8).reshape(1, 3, 5, 7)
+    layout = lk.Layout("NCHW4c")
+    for _ in range(2):
+        lk.convert(x, (1, 3, 5, 7), "NCHW", NHWC)
+        layout.size((1, 3, 5, 7))
+    with pytest.raises(TypeError, match=r"shape\[1\] = 3.0"):
+        lk.convert(x, (1, 3.0, 5, 7), "NCHW", NHWC)
+    with pytest.raises(TypeError, match="bool"):
+        lk.convert(x, (True, 3, 5, 7), "NCHW", NHWC)
+    with pytest.raises(TypeError, match=r"shape\[1\] = 3.0"):
+        layout.size((1, 3.0, 5, 7))
+    got = lk.convert(x, (1, np.int64(3), 5, 7), "NCHW", NHWC)
+    assert got.tobytes() == ref_pack(x, "NHWC", dims="NCHW").tobytes()

@@ -217,6 +217,19 @@ def simd_name():
     return lk_simd_name().decode()
 
 
+def exact_shape(object shape):
+    """Whether ``shape`` is a tuple of Python ints: the only shapes the call and
+    geometry caches may key on (``3.0 == 3`` and ``True == 1`` hash alike, but
+    must still be refused). Compiled: every repeated call asks it."""
+    cdef Py_ssize_t k
+    if type(shape) is not tuple:
+        return False
+    for k in range(len(<tuple>shape)):
+        if type((<tuple>shape)[k]) is not int:
+            return False
+    return True
+
+
 def tuned_for():
     """'amd' or 'other': the few kernel choices measured on one maker's CPUs
     only (``LAYOUTKIT_CPU_VENDOR=amd`` or ``intel`` forces either)."""

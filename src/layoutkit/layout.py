@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _notation
 from ._errors import LayoutError
+from ._repack import exact_shape
 
 __all__ = ["Digit", "Layout", "as_layout"]
 
@@ -558,13 +559,6 @@ def as_dtype(value: Any, name: str = "dtype") -> np.dtype:
         if isinstance(value, str):
             raise LayoutError(f"{name}={value!r}: not a numpy dtype ({exc})") from None
         raise TypeError(f"{name}={value!r}: not a numpy dtype ({exc})") from None
-
-
-def exact_shape(shape: Any) -> bool:
-    """Whether ``shape`` is a tuple of Python ints: the only shapes the call and
-    geometry caches may key on (``3.0 == 3`` and ``True == 1`` hash alike, but
-    must still be refused)."""
-    return type(shape) is tuple and all(type(v) is int for v in shape)
 
 
 def _roundup(x: int, a: int) -> int:

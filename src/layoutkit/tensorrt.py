@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from ._engine import CallMemo, _as_array, _check_out
+from ._engine import pack as _engine_pack
 from ._errors import LayoutError
 from .layout import Layout, _int_tuple, exact_shape
 
@@ -1239,7 +1240,7 @@ def to_format(
         key = ("to", fmt, x.shape, x.dtype, dla, device, strict)
         plan = _FAST_PLANS.get(key)
         if plan is not None and plan.layout is not None:
-            res = plan.layout.pack(x, pad_value, out)
+            res = _engine_pack(plan.layout, x, pad_value, out)
             if out is not None and out.shape == plan.storage:
                 return out  # res is out, in the layout's own shape
             return res.reshape(plan.storage)
