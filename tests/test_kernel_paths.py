@@ -407,8 +407,8 @@ from reference import ref_pack, ref_unpack
 assert _repack.tuned_for() == sys.argv[1], _repack.tuned_for()
 rng = np.random.default_rng(2)
 # The choices made per maker: padded rows of 16 / 32 bytes (3 channels into
-# NCHW16c / NCHW32c / NCHW8c / kCHW32 / kHWC8), cached and streamed, and lanes
-# 4 KiB apart (NHWC -> NCHW of 64x64 planes).
+# NCHW16c / NCHW32c / NCHW8c / kCHW32 / kHWC8), cached and streamed, and
+# NHWC -> NCHW (below).
 for stream in (-1, 0):
     _repack.set_stream_threshold(stream)
     for dt in (np.uint8, np.float16, np.float32):
@@ -420,10 +420,15 @@ for stream in (-1, 0):
                 want = ref_pack(x, tag, dims="NCHW", pad_value=5)
                 if got.tobytes() != want.tobytes():
                     sys.exit(f"pack mismatch {tag} {shape} {np.dtype(dt)} stream={stream}")
-    x = rng.integers(0, 200, (1, 64, 64, 24)).astype(np.uint8)
-    got = lk.Layout("NCHW", dims="NCHW").pack(x.transpose(0, 3, 1, 2))
-    if got.tobytes() != np.ascontiguousarray(x.transpose(0, 3, 1, 2)).tobytes():
-        sys.exit(f"NHWC -> NCHW mismatch stream={stream}")
+    # NHWC -> NCHW: lanes 4 KiB apart, and row runs of more than 64 planes
+    # (rows or lane groups outer).
+    for shape in ((1, 64, 64, 24), (1, 48, 48, 256), (2, 40, 60, 200)):
+        for dt in (np.uint8, np.float16, np.float32):
+            x = rng.integers(0, 200, shape).astype(dt)
+            nchw = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+            got = lk.convert(x, nchw.shape, lk.Layout("NHWC", dims="NCHW"), "NCHW")
+            if got.tobytes() != nchw.tobytes():
+                sys.exit(f"NHWC -> NCHW mismatch {shape} {np.dtype(dt)} stream={stream}")
 """
 
 

@@ -1539,10 +1539,14 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
             ptrdiff_t i0 = b0 + 64 <= rows || rows < 64 ? b0 : rows - 64;
             ptrdiff_t nr = rows - i0 < 64 ? rows - i0 : 64;
 #define LK_ROWRUN_TILE_ROW(r) ((r) + wide_rows <= nr ? (r) : nr - wide_rows)
-            if (rows > 64) {
+            if (rows > 64 && lk_is_amd()) {
                 /* Pixels of more than one block of rows (NHWC -> NCHW of 256
-                 * channels): rows outer, so that the block's misses are in
-                 * flight together (the order below measured 10-15% slower).
+                 * channels) on AMD: rows outer, so that the block's misses are
+                 * in flight together (the order below measured 10-15% slower
+                 * on Zen 3). On Xeon the order below takes 0.70-0.76x the
+                 * time (8x256x56x56, all three dtypes, hot loop): the block's
+                 * 256 source lines, 256 bytes apart, fall in a quarter of
+                 * L1's sets, so rows outer read each line from L2 four times.
                  * Wide tiles: uint8 8x256x56x56 0.76x the time of double
                  * tiles, float16 and float32 0.92-0.96x. */
                 for (ptrdiff_t r0 = 0; r0 < nr; r0 += wide_rows) {
@@ -1552,10 +1556,10 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
                                  src + (j0 + q) * slane + (i0 + r) * es, slane, es);
                 }
             } else {
-                /* Whole pixels in the block: wide tiles a group of lanes at a
-                 * time, which uses each source line whole while it is in L1,
-                 * with the next group's lines prefetched (NHWC -> NCHW of 64
-                 * channels, float16 and float32: 1.15-1.4x). */
+                /* Wide tiles a group of lanes at a time, which uses each
+                 * source line whole while it is in L1, with the next group's
+                 * lines prefetched (NHWC -> NCHW of 64 channels, float16 and
+                 * float32: 1.15-1.4x). */
                 for (ptrdiff_t q = 0; q < run; q += wide) {
                     if (q + wide < run)
                         for (ptrdiff_t k = 0; k < wide; k++)
