@@ -1,4 +1,6 @@
 # Stub for the Cython module _repack.pyx (cdef class RepackPlan).
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import disjoint_base
@@ -7,6 +9,8 @@ MAX_PLAN_LEVELS: int
 MAX_PLAN_DIMS: int
 
 def simd_name() -> str: ...
+def tuned_for() -> str: ...
+def exact_shape(shape: Any) -> bool: ...
 
 @disjoint_base
 class RepackPlan:
