@@ -402,7 +402,7 @@ import sys
 import numpy as np
 import layoutkit as lk
 from layoutkit import _repack
-from reference import ref_pack, ref_unpack
+from reference import ref_pack
 
 assert _repack.tuned_for() == sys.argv[1], _repack.tuned_for()
 rng = np.random.default_rng(2)
