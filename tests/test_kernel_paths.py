@@ -337,6 +337,8 @@ def test_three_byte_channels_in_blocks_of_16(shape, offset):
         ("NCHW8c", 3, (1, 37), np.uint16),
         ("NCHW32c", 3, (2, 50), np.uint16),
         ("NCHW8c", 3, (600, 700), np.uint16),  # 9 MB: streamed
+        ("NCHW8c", 2, (600, 700), np.uint16),
+        ("NCHW8c", 4, (600, 700), np.uint16),
         ("NCHW4c", 2, (2, 40), np.float32),
         ("NCHW8c", 2, (1, 37), np.float32),
         ("NCHW16c", 3, (3, 45), np.float32),
@@ -420,6 +422,12 @@ for stream in (-1, 0):
                 want = ref_pack(x, tag, dims="NCHW", pad_value=5)
                 if got.tobytes() != want.tobytes():
                     sys.exit(f"pack mismatch {tag} {shape} {np.dtype(dt)} stream={stream}")
+    # Streamed rows of 16 bytes of 2-byte elements (registers on Intel).
+    for c in (2, 3, 4):
+        x = rng.integers(0, 200, (1, c, 600, 700)).astype(np.float16)
+        got = lk.Layout("NCHW8c", dims="NCHW").pack(x, pad_value=5)
+        if got.tobytes() != ref_pack(x, "NCHW8c", dims="NCHW", pad_value=5).tobytes():
+            sys.exit(f"streamed NCHW8c mismatch C={c} stream={stream}")
     # NHWC -> NCHW: lanes 4 KiB apart, and row runs of more than 64 planes
     # (rows or lane groups outer).
     for shape in ((1, 64, 64, 24), (1, 48, 48, 256), (2, 40, 60, 200)):
