@@ -1978,9 +1978,10 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_bytes4_avx2(
  * a step, the lanes unpacked into 8-byte pixels (missing lanes the pad
  * element), each pixel paired with 8 pad bytes. For streamed outputs on
  * Intel: the stage's two passes, lanes in and rows out, alternated reads and
- * writes block by block (Xeon, hot loop, 1x3x1024x1024: kHWC8 float16 0.92x
- * the time, NCHW8c 0.80x); in cache the stage is faster (kHWC8 float16
- * 1x3x224x224 31-32 us against 40-44 in registers). Returns the rows done. */
+ * writes block by block (Xeon, 1x3x1024x1024, compare_builds.py, two sets
+ * of 5 rounds: NCHW8c float16 0.74x / 0.64x the time, kHWC8 0.83x / 0.79x);
+ * in cache the stage is faster (kHWC8 float16 1x3x224x224 31-32 us against
+ * 40-44 in registers). Returns the rows done. */
 __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_halves16_avx2(
     char *restrict out, const void *const *lanes, ptrdiff_t m, int k, __m256i padv, int stream) {
     ptrdiff_t i = 0;
