@@ -206,6 +206,22 @@ def test_vbmi_kernels_chosen_where_the_cpu_has_them():
     assert _repack.simd_name().endswith("+avx512vbmi") == has_vbmi, _repack.simd_name()
 
 
+def _check_in_fresh_process(tmp_path, source, env_var, value, *args):
+    """Run a check script with ``env_var=value`` in a new interpreter (the
+    kernels read their environment once per process); it exits non-zero with a
+    message on a mismatch."""
+    script = tmp_path / "check.py"
+    script.write_text(source)
+    env = dict(os.environ, **{env_var: value})
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    result = subprocess.run(
+        [sys.executable, str(script), *args], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+
+
 @pytest.mark.parametrize(
     ("simd", "name"), [("portable", "portable"), ("sse4.1", "sse4.1"), ("avx2", "sse4.1+avx2")]
 )
@@ -215,16 +231,7 @@ def test_other_kernel_builds_match(tmp_path, simd, name):
     made once per process)."""
     if simd != "portable" and not _repack.simd_name().startswith(name):
         pytest.skip(f"this CPU has no {name} kernels ({_repack.simd_name()})")
-    script = tmp_path / "simd_check.py"
-    script.write_text(SIMD_CHECK)
-    env = dict(os.environ, LAYOUTKIT_SIMD=simd)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])]
-    )
-    result = subprocess.run(
-        [sys.executable, str(script), name], env=env, capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr + result.stdout
+    _check_in_fresh_process(tmp_path, SIMD_CHECK, "LAYOUTKIT_SIMD", simd, name)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
@@ -444,30 +451,15 @@ for stream in (-1, 0):
 def test_cpu_maker_choices_match(tmp_path, vendor, tuned):
     """The few kernel choices made by the CPU's maker (see lk_is_amd), each
     forced in a fresh process, so that both are tested on any machine."""
-    script = tmp_path / "vendor_check.py"
-    script.write_text(VENDOR_CHECK)
-    env = dict(os.environ, LAYOUTKIT_CPU_VENDOR=vendor)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])]
-    )
-    result = subprocess.run(
-        [sys.executable, str(script), tuned], env=env, capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stderr + result.stdout
+    _check_in_fresh_process(tmp_path, VENDOR_CHECK, "LAYOUTKIT_CPU_VENDOR", vendor, tuned)
 
 
 @pytest.mark.parametrize("order", ["columns", "strips"])
 def test_long_lane_orders_match(tmp_path, order):
     """Both orders of the long-lane transpose (the CPU's maker picks one; see
     lk_long_lanes_by_columns), each forced in a fresh process."""
-    script = tmp_path / "long_lane_check.py"
-    script.write_text(LONG_LANE_CHECK.replace("SHAPES", repr(LONG_LANE_SHAPES)))
-    env = dict(os.environ, LAYOUTKIT_LONG_LANES=order)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])]
-    )
-    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr + result.stdout
+    source = LONG_LANE_CHECK.replace("SHAPES", repr(LONG_LANE_SHAPES))
+    _check_in_fresh_process(tmp_path, source, "LAYOUTKIT_LONG_LANES", order)
 
 
 @pytest.mark.parametrize("offset", [0, 16, 32, 48])
