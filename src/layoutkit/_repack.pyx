@@ -2247,7 +2247,7 @@ cdef class RepackPlan:
         cdef cnp.ndarray o
         cdef int k, nd
         cdef Py_ssize_t lo, hi, step, olo, ohi, n = 1
-        cdef bint same = True
+        cdef bint same
         if type(out) is not np.ndarray:
             return None
         o = <cnp.ndarray>out
@@ -2256,18 +2256,15 @@ cdef class RepackPlan:
             return None
         if not (cnp.PyArray_IS_C_CONTIGUOUS(o) and cnp.PyArray_ISWRITEABLE(o)):
             return None
-        if nd != len(shape):
-            same = False
-        else:
-            for k in range(nd):
-                if cnp.PyArray_DIMS(o)[k] != <Py_ssize_t>shape[k]:
-                    same = False
-                    break
-        if not same:
-            for k in range(len(shape)):
-                n *= <Py_ssize_t>shape[k]
-            if n != cnp.PyArray_SIZE(o):
-                return None
+        for k in range(len(shape)):
+            n *= <Py_ssize_t>shape[k]
+        if n != cnp.PyArray_SIZE(o):
+            return None
+        same = nd == len(shape)
+        k = 0
+        while same and k < nd:
+            same = cnp.PyArray_DIMS(o)[k] == <Py_ssize_t>shape[k]
+            k += 1
         if not (o.dtype is out_dtype or o.dtype == out_dtype):
             return None
         if cnp.PyArray_SIZE(o) == 0 or cnp.PyArray_SIZE(src) == 0:

@@ -1113,44 +1113,30 @@ static inline ptrdiff_t lk_transpose_piped(char *restrict dst, ptrdiff_t drow,
  * of a large operation keep the pipeline's streamed tiles (1.15x a copy from
  * memory against 0.76x). full_lanes a multiple of 32; returns the rows done.
  */
-#define LK_DEFINE_BYTES_DIRECT(NAME, ATTR, TILE)                                  \
+#define LK_DEFINE_BYTES_DIRECT(NAME, ATTR, TILE, LANES)                           \
     ATTR static ptrdiff_t NAME(char *restrict dst, ptrdiff_t drow, const char *restrict src, \
                                ptrdiff_t slane, ptrdiff_t full_rows, ptrdiff_t full_lanes) { \
         ptrdiff_t rows = full_rows - full_rows % 16;                             \
         for (ptrdiff_t i = 0; i < rows; i += 16)                                 \
-            for (ptrdiff_t j = 0; j < full_lanes; j += 32) {                     \
+            for (ptrdiff_t j = 0; j < full_lanes; j += (LANES)) {                \
                 const char *s = src + j * slane + i;                             \
                 if (i % 64 == 0 && i + 320 <= rows)                              \
-                    for (int k = 0; k < 32; k++) _mm_prefetch(s + k * slane + 256, _MM_HINT_T1); \
+                    for (int k = 0; k < (LANES); k++)                            \
+                        _mm_prefetch(s + k * slane + 256, _MM_HINT_T1);          \
                 TILE(dst + i * drow + j, drow, s, slane);                        \
             }                                                                    \
         return rows;                                                             \
     }
-LK_DEFINE_BYTES_DIRECT(lk_transpose_bytes_direct_avx2, __attribute__((target("avx2"))), lk_tilew_8)
+LK_DEFINE_BYTES_DIRECT(lk_transpose_bytes_direct_avx2, __attribute__((target("avx2"))), lk_tilew_8,
+                       32)
 #ifdef LK_HAVE_VBMI_TILES
-LK_DEFINE_BYTES_DIRECT(lk_transpose_bytes_direct_vbmi, LK_VBMI, lk_tile_vbmi_8)
-#endif
-
-#ifdef LK_HAVE_VBMI_TILES
+LK_DEFINE_BYTES_DIRECT(lk_transpose_bytes_direct_vbmi, LK_VBMI, lk_tile_vbmi_8, 32)
 /* The direct tiles for 16 lanes (NCHW16c of bytes): the first two rounds of
  * the 32-lane tile, 16 rows of 16 bytes a step, where the pipeline's staging
  * only added a pass (NCHW -> NCHW16c uint8 8x256x56x56 on Zen 4,
  * compare_builds.py, 5 rounds: 0.71x the time; hot loop 192-198 us against
- * 247-278). */
-LK_VBMI static ptrdiff_t lk_transpose_bytes16_direct_vbmi(char *restrict dst, ptrdiff_t drow,
-                                                          const char *restrict src,
-                                                          ptrdiff_t slane, ptrdiff_t full_rows,
-                                                          ptrdiff_t full_lanes) {
-    ptrdiff_t rows = full_rows - full_rows % 16;
-    for (ptrdiff_t i = 0; i < rows; i += 16)
-        for (ptrdiff_t j = 0; j < full_lanes; j += 16) {
-            const char *s = src + j * slane + i;
-            if (i % 64 == 0 && i + 320 <= rows)
-                for (int k = 0; k < 16; k++) _mm_prefetch(s + k * slane + 256, _MM_HINT_T1);
-            lk_tile_vbmi16_8(dst + i * drow + j, drow, s, slane);
-        }
-    return rows;
-}
+ * 247-278). full_lanes a multiple of 16. */
+LK_DEFINE_BYTES_DIRECT(lk_transpose_bytes16_direct_vbmi, LK_VBMI, lk_tile_vbmi16_8, 16)
 #endif
 
 /* Whether n lanes slane apart from src fall at most two to a set of a 64-set
@@ -1992,10 +1978,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_padrow_halves16_avx2(
     do {                                                                         \
         if (wide)                                                                \
             _mm256_stream_si256((__m256i *)(p), v);                              \
-        else if (stream)                                                         \
-            LK_TILEW_STREAM(p, v);                                               \
         else                                                                     \
-            _mm256_storeu_si256((__m256i *)(p), v);                              \
+            LK_PADROW_PUT(p, v);                                                 \
     } while (0)
     for (; i + 16 <= m; i += 16) {
         __m256i a = LK_PH_LANE(0), b = LK_PH_LANE(1), c = LK_PH_LANE(2), d = LK_PH_LANE(3);
