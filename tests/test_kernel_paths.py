@@ -369,6 +369,56 @@ def test_few_channels_into_padded_rows(tag, c, hw, dtype, offset):
     assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64], ids=str)
+def test_padded_rows_at_every_line_offset(dtype):
+    """Up to four channels into rows of 4-64 bytes (the VBMI kernel on Intel:
+    one step unaligned before the first line boundary, then line-aligned
+    pieces that run a phase into the rows, the piece crossing into the next
+    step's rows from both steps, and unaligned steps for the last rows): at
+    every element offset within a line, for row counts either side of one and
+    two steps, with left padding, pad_value in every slot of an output that
+    held other bytes and nothing outside it written."""
+    es = np.dtype(dtype).itemsize
+    per = 16 // es  # pixels a step
+    tags = [f"NCHW{n}c" for n in (4, 8, 16, 32, 64) if 4 * es <= n * es <= 64 and n * per >= 64]
+    for tag in tags:
+        block = int(tag[4:-1])
+        for c, left in [(1, 0), (3, 0), (4, 0), (2, block // 2 - 2 if block >= 8 else 0)]:
+            layout = lk.Layout(tag, dims="NCHW", left_pad=(0, left, 0, 0))
+            for w in (per - 1, per, 2 * per - 1, 2 * per, 2 * per + 1, 3 * per + 5, 77):
+                x = _data((1, c, 1, w), dtype, seed=w + c)
+                want = ref_pack(x, tag, dims="NCHW", pad_value=7, left_pad=(0, left, 0, 0))
+                for offset in range(0, 64, es):
+                    raw, start, out = _output_at(want.shape, dtype, offset)
+                    raw[...] = 0xEE
+                    got = layout.pack(x, pad_value=7, out=out)
+                    assert got.tobytes() == want.tobytes(), (tag, c, left, w, offset)
+                    assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
+
+
+@pytest.mark.parametrize("offset", [0, 5, 16, 40, 48])
+@pytest.mark.parametrize(
+    ("tag", "c", "dtype"),
+    [("NCHW16c", 3, np.uint8), ("NCHW32c", 3, np.uint8), ("NCHW8c", 3, np.uint8),
+     ("NCHW8c", 3, np.float32), ("NCHW16c", 4, np.float16), ("NCHW4c", 3, np.float64)],
+    ids=str,
+)
+def test_streamed_padded_rows_at_line_offsets(tag, c, dtype, offset):
+    """The same kernel streaming its aligned pieces (an operation of 8 MiB+),
+    the output at element offsets that put rows a phase into the lines."""
+    es = np.dtype(dtype).itemsize
+    offset -= offset % es
+    x = _data((1, c, 600, 1001), dtype, seed=offset)
+    layout = lk.Layout(tag, dims="NCHW")
+    want = ref_pack(x, tag, dims="NCHW", pad_value=3)
+    assert 2 * want.nbytes >= 8 << 20  # the footprint the plan streams from
+    raw, start, out = _output_at(want.shape, dtype, offset)
+    raw[...] = 0xEE
+    got = layout.pack(x, pad_value=3, out=out)
+    assert got.tobytes() == want.tobytes()
+    assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
+
+
 @pytest.mark.parametrize("left", [1, 2, 4, 8, 12])
 @pytest.mark.parametrize(
     ("tag", "c"), [("NCHW16c", 3), ("NCHW32c", 3), ("NCHW32c", 4), ("NCHW64c", 2)]
