@@ -309,10 +309,12 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
                     row[i * on + j] = (<const elem_t*>(src + j * s1 + (i0 + i) * es))[0]
             i0 += m
         return
-    if s0 == es and on == n1 and hi - lo <= 8 and 2 * (hi - lo) <= n1:
-        # Few data lanes in rows of mostly padding (3 channels into NCHW8c-32c,
-        # kCHW32, kHWC8): the data interleaved compactly, then masked over pad
-        # vectors, for the row sizes the kernel takes (it returns 0 for others).
+    if s0 == es and on == n1 and hi - lo <= 8 and (2 * (hi - lo) <= n1 or
+                                                   (hi - lo <= 4 and hi - lo < n1)):
+        # Few data lanes in padded rows (3 channels into NCHW4c-32c, kCHW32,
+        # kHWC8, HCWNC4/8 of one image): the data interleaved compactly, then
+        # masked over pad vectors, for the row sizes the kernel takes (it
+        # returns 0 for others; rows of more data than padding only by VBMI).
         for j in range(lo, hi):
             lanes[j - lo] = src + j * s1
         if lk_interleave_padded(<char*>o, lanes, n0, <int>(hi - lo), <int>es, n1 * es, lo * es,
