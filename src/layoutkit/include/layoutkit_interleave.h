@@ -2031,6 +2031,15 @@ static uint64_t lk_padrow_vbmi_index(__m512i *idx, int pieces, ptrdiff_t row, pt
     return mask;
 }
 
+/* lk_padrow_vbmi's index tables for one kind of call (k = 0: none yet). */
+typedef struct {
+    int k, es;
+    ptrdiff_t row, at, phase;
+    uint64_t keep, keepp;
+    __m512i idx[16], idxp[16];
+} lk_padrow_tables;
+static __thread lk_padrow_tables lk_padrow_cache;
+
 /* Up to four lanes of es-byte elements into padded rows of 16, 32 or 64
  * bytes (3 channels into NCHW8c-32c, kCHW32 or kHWC8) with AVX-512 VBMI: a
  * step puts 16 bytes of each lane in one register (16 / es pixels) and builds
@@ -2058,10 +2067,17 @@ LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *l
     const ptrdiff_t to_line = (ptrdiff_t)(-(uintptr_t)out & 63);
     /* Aligned steps start at pixel i0, `phase` bytes into its row. */
     ptrdiff_t i0 = to_line / row, phase = to_line % row;
-    __m512i idx[16], idxp[16];
-    const __mmask64 keep = lk_padrow_vbmi_index(idx, pieces, row, per, at, k, es, 0);
-    const __mmask64 keepp =
-        phase ? lk_padrow_vbmi_index(idxp, pieces, row, per, at, k, es, phase) : keep;
+    /* The tables of the thread's last call: a threaded run calls once per
+     * slice of 8192 rows, and building them costs ~100x a step. */
+    lk_padrow_tables *tab = &lk_padrow_cache;
+    if (tab->k != k || tab->es != es || tab->row != row || tab->at != at || tab->phase != phase) {
+        tab->keep = lk_padrow_vbmi_index(tab->idx, pieces, row, per, at, k, es, 0);
+        tab->keepp = phase ? lk_padrow_vbmi_index(tab->idxp, pieces, row, per, at, k, es, phase)
+                           : tab->keep;
+        tab->k = k, tab->es = es, tab->row = row, tab->at = at, tab->phase = phase;
+    }
+    const __m512i *idx = tab->idx, *idxp = tab->idxp;
+    const __mmask64 keep = tab->keep, keepp = tab->keepp;
     const __m256i pad32 = lk_pad_vector(pad, es);
     const __m512i padv = _mm512_inserti64x4(_mm512_castsi256_si512(pad32), pad32, 1);
     const char *l0 = (const char *)lanes[0], *l1 = (const char *)lanes[k > 1 ? 1 : 0];
