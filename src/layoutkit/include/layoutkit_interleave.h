@@ -2053,7 +2053,7 @@ static __thread lk_padrow_tables lk_padrow_cache;
  * (vpermt2b); the rows after the last whole aligned step are written by
  * unaligned steps, the last one ending at m (bytes written twice are the
  * same bytes). Xeon (Emerald Rapids), 1x3x224x224 in a hot loop: NCHW16c
- * uint8 31 -> 21 us, NCHW32c uint8 65 -> 42 us (a fill of its output: 36 us).
+ * uint8 30 -> 20 us, NCHW32c uint8 69 -> 43 us (a fill of its output: 36 us).
  * Streamed when `stream`. Returns m, or 0 where it does not apply (fewer rows
  * than a step, other row sizes, data past the first piece). */
 LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *lanes, ptrdiff_t m,
