@@ -2040,22 +2040,22 @@ typedef struct {
 } lk_padrow_tables;
 static __thread lk_padrow_tables lk_padrow_cache;
 
-/* Up to four lanes of es-byte elements into padded rows of 16, 32 or 64
- * bytes (3 channels into NCHW8c-32c, kCHW32 or kHWC8) with AVX-512 VBMI: a
- * step puts 16 bytes of each lane in one register (16 / es pixels) and builds
- * each 64-byte piece of their rows with one vpermb merged over the pad
- * vector: one shuffle a 64-byte store, where the AVX2 kernels take three to
- * five for 32 bytes. The stores are 64-byte aligned: one step written
- * unaligned covers the
- * bytes before the first line boundary; from there the pieces run a phase
- * into the steps (a row of 32 bytes 16 bytes into a line), and the piece
- * that crosses into the next step's rows takes both steps' registers
- * (vpermt2b); the rows after the last whole aligned step are written by
- * unaligned steps, the last one ending at m (bytes written twice are the
- * same bytes). Xeon (Emerald Rapids), 1x3x224x224 in a hot loop: NCHW16c
- * uint8 30 -> 20 us, NCHW32c uint8 69 -> 43 us (a fill of its output: 36 us).
- * Streamed when `stream`. Returns m, or 0 where it does not apply (fewer rows
- * than a step, other row sizes, data past the first piece). */
+/* Up to four lanes of es-byte elements into padded rows of 4-64 bytes that
+ * divide 64 (3 channels into NCHW4c-32c, kCHW32, kHWC8, HCWNC4/8 of one
+ * image) with AVX-512 VBMI: a step puts 16 bytes of each lane in one register
+ * (16 / es pixels) and builds each 64-byte piece of their rows with one vpermb
+ * merged over the pad vector: one shuffle a 64-byte store, where the AVX2
+ * kernels take three to five for 32 bytes. The stores are 64-byte aligned:
+ * one step written unaligned covers the bytes before the first line
+ * boundary; from there the pieces run a phase into the steps (a row of 32
+ * bytes 16 bytes into a line), and the piece that crosses into the next
+ * step's rows takes both steps' registers (vpermt2b); the rows after the last
+ * whole aligned step are written by unaligned steps, the last one ending at m
+ * (bytes written twice are the same bytes). Xeon (Emerald Rapids),
+ * 1x3x224x224 in a hot loop: NCHW16c uint8 30 -> 20 us, NCHW32c uint8 69 ->
+ * 43 us (a fill of its output: 36 us). Streamed when `stream`. Returns m, or
+ * 0 where it does not apply (fewer rows than two steps, other row sizes, data
+ * past the row). */
 LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *lanes, ptrdiff_t m,
                                         int k, int es, ptrdiff_t row, ptrdiff_t at,
                                         const void *pad, int stream) {
@@ -2109,8 +2109,13 @@ LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *l
                                          _mm512_permutex2var_epi8(s, IDX[pieces - 1], t))); \
     }
 #define LK_PRV_STOREU(p, v) _mm512_storeu_si512((void *)(p), v)
-#define LK_PRV_STOREA(p, v) _mm512_store_si512((void *)(p), v)
-#define LK_PRV_STREAM(p, v) _mm512_stream_si512((__m512i *)(p), v)
+#define LK_PRV_PUT(p, v)                                                         \
+    do {                                                                         \
+        if (stream)                                                              \
+            _mm512_stream_si512((__m512i *)(p), v);                              \
+        else                                                                     \
+            _mm512_store_si512((void *)(p), v);                                  \
+    } while (0)
     /* One step written unaligned covers the bytes before the first line. */
     if (to_line > 0) {
         __m512i s = LK_PRV_LOAD(0);
@@ -2118,31 +2123,18 @@ LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *l
     }
     ptrdiff_t i = i0;
     if (phase == 0) {
-        if (stream)
-            for (; i + per <= m; i += per) {
-                __m512i s = LK_PRV_LOAD(i);
-                LK_PRV_PIECES(i, s, s, idx, keep, 0, LK_PRV_STREAM)
-            }
-        else
-            for (; i + per <= m; i += per) {
-                __m512i s = LK_PRV_LOAD(i);
-                LK_PRV_PIECES(i, s, s, idx, keep, 0, LK_PRV_STOREA)
-            }
+        for (; i + per <= m; i += per) {
+            __m512i s = LK_PRV_LOAD(i);
+            LK_PRV_PIECES(i, s, s, idx, keep, 0, LK_PRV_PUT)
+        }
     } else {
         /* Each step's last piece reaches `phase` bytes into the next step. */
         __m512i s = LK_PRV_LOAD(i);
-        if (stream)
-            for (; i + 2 * per <= m; i += per) {
-                __m512i t = LK_PRV_LOAD(i + per);
-                LK_PRV_PIECES(i, s, t, idxp, keepp, phase, LK_PRV_STREAM)
-                s = t;
-            }
-        else
-            for (; i + 2 * per <= m; i += per) {
-                __m512i t = LK_PRV_LOAD(i + per);
-                LK_PRV_PIECES(i, s, t, idxp, keepp, phase, LK_PRV_STOREA)
-                s = t;
-            }
+        for (; i + 2 * per <= m; i += per) {
+            __m512i t = LK_PRV_LOAD(i + per);
+            LK_PRV_PIECES(i, s, t, idxp, keepp, phase, LK_PRV_PUT)
+            s = t;
+        }
     }
     if (stream) _mm_sfence();
     /* The rest (the last `phase` bytes of row i are still unwritten). */
@@ -2154,8 +2146,7 @@ LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *l
         __m512i s = LK_PRV_LOAD(m - per);
         LK_PRV_PIECES(m - per, s, s, idx, keep, 0, LK_PRV_STOREU)
     }
-#undef LK_PRV_STREAM
-#undef LK_PRV_STOREA
+#undef LK_PRV_PUT
 #undef LK_PRV_STOREU
 #undef LK_PRV_PIECES
 #undef LK_PRV_LOAD
@@ -2264,7 +2255,7 @@ static ptrdiff_t lk_interleave_padded(char *restrict out, const void *const *lan
      * image) only when streamed: in cache the 3-lane shuffles are faster
      * (compare_builds.py on Xeon, NCHW4c 1x3x224x224: 1.14x the time by VBMI
      * for uint8 and float16; 1x3x1024x1024 0.62-0.84x). */
-    if (!lk_is_amd() && lk_vbmi() && m > 0 && (2 * width <= row || stream) &&
+    if (!lk_is_amd() && lk_vbmi() && (2 * width <= row || stream) &&
         lk_padrow_vbmi(out, lanes, m, k, es, row, at, pad, stream) == m)
         return m;
 #endif
