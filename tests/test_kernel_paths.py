@@ -692,6 +692,46 @@ def test_crouton_boxes_of_short_rows(preset, c, dtype):
     assert np.array_equal(layout.unpack(got, x.shape), x)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("preset", ["R4CroutonLayout", "R4Crouton4x1Layout", "R4Crouton2Layout"])
+def test_crouton_boxes_at_every_line_offset(store_mode, preset, dtype):
+    """Croutons of a few channels, packed box by box (the VBMI kernel on
+    Intel: line-aligned pieces running a phase into the boxes, the piece that
+    crosses into the next box from both boxes' windows, the first line
+    unaligned, the last box unaligned): at every element offset within a
+    line, grids of one box to many, pad_value in every slot of an output
+    that held other bytes, nothing outside it written."""
+    layout = lk.htp.layout(preset)
+    es = np.dtype(dtype).itemsize
+    for c in (1, 2, 3):
+        for n, h, w in [(1, 8, 8), (1, 8, 16), (2, 16, 24), (1, 24, 40)]:
+            x = _data((n, h, w, c), dtype, seed=h * w + c)
+            want = ref_pack(x, str(layout), dims=layout.dims, pad_value=5)
+            for offset in range(0, 64, es):
+                raw, start, out = _output_at(want.shape, dtype, offset)
+                raw[...] = 0xEE
+                got = layout.pack(x, pad_value=5, out=out)
+                assert got.tobytes() == want.tobytes(), (c, h, w, offset)
+                assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
+
+
+@pytest.mark.parametrize("offset", [0, 5, 16, 48])
+@pytest.mark.parametrize("preset", ["R4CroutonLayout", "R4Crouton4x1Layout"])
+def test_crouton_boxes_of_ragged_images(store_mode, preset, offset):
+    """The same boxes in the whole chunks of an image whose H and W end
+    inside a chunk (the walk passes each chunk's grid, and fills the ragged
+    edge itself), in an output of over 1 MiB."""
+    layout = lk.htp.layout(preset)
+    x = _data((1, 130, 259, 3), np.uint8, seed=offset)
+    want = ref_pack(x, str(layout), dims=layout.dims, pad_value=5)
+    assert want.nbytes > 1 << 20
+    raw, start, out = _output_at(want.shape, np.uint8, offset)
+    raw[...] = 0xEE
+    got = layout.pack(x, pad_value=5, out=out)
+    assert got.tobytes() == want.tobytes()
+    assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
+
+
 def _output_at(shape, dtype, offset):
     """A zeroed buffer and an array of ``shape`` in it, ``offset`` (< 64) bytes
     after a 64-byte boundary: (buffer, start byte, array)."""
