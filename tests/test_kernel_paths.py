@@ -396,6 +396,26 @@ def test_padded_rows_at_every_line_offset(dtype):
                     assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64], ids=str)
+def test_interleaves_at_every_line_offset(dtype):
+    """Whole pixels of 2, 4, 8 and 16 lanes (NCHW of as many channels ->
+    NCHW{k}c) through the compiler's interleave loops, whose rows before the
+    output's first line boundary go first: at every element offset in a line,
+    row counts around a line's worth, nothing outside the output written."""
+    es = np.dtype(dtype).itemsize
+    for k in (2, 4, 8, 16):
+        layout = lk.Layout(f"NCHW{k}c", dims="NCHW")
+        for w in (1, 3, 64 // (k * es) + 1, 77, 300):
+            x = _data((1, k, 1, w), dtype, seed=w + k)
+            want = ref_pack(x, f"NCHW{k}c", dims="NCHW")
+            for offset in range(0, 64, es):
+                raw, start, out = _output_at(want.shape, dtype, offset)
+                raw[...] = 0xEE
+                got = layout.pack(x, out=out)
+                assert got.tobytes() == want.tobytes(), (k, w, offset)
+                assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
+
+
 @pytest.mark.parametrize("offset", [0, 5, 16, 40, 48])
 @pytest.mark.parametrize(
     ("tag", "c", "dtype"),
