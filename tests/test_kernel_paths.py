@@ -715,12 +715,12 @@ def test_crouton_boxes_of_short_rows(preset, c, dtype):
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
 @pytest.mark.parametrize("preset", ["R4CroutonLayout", "R4Crouton4x1Layout", "R4Crouton2Layout"])
 def test_crouton_boxes_at_every_line_offset(store_mode, preset, dtype):
-    """Croutons of a few channels, packed box by box (the VBMI kernel on
-    Intel: line-aligned pieces running a phase into the boxes, the piece that
+    """Croutons of a few channels, packed box by box (the VBMI kernel:
+    line-aligned pieces running a phase into the boxes, the piece that
     crosses into the next box from both boxes' windows, the first line
-    unaligned, the last box unaligned): at every element offset within a
-    line, grids of one box to many, pad_value in every slot of an output
-    that held other bytes, nothing outside it written."""
+    unaligned, the last box unaligned) and unpacked: at every element offset
+    within a line, grids of 16 boxes to many, pad_value in every slot of an
+    output that held other bytes, nothing outside the outputs written."""
     layout = lk.htp.layout(preset)
     es = np.dtype(dtype).itemsize
     for c in (1, 2, 3):
@@ -733,6 +733,13 @@ def test_crouton_boxes_at_every_line_offset(store_mode, preset, dtype):
                 got = layout.pack(x, pad_value=5, out=out)
                 assert got.tobytes() == want.tobytes(), (c, h, w, offset)
                 assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
+                # And back (the VBMI kernel's masked loads and stores), from
+                # the packed data at this offset into an output at it too.
+                raw_x, start_x, back = _output_at(x.shape, dtype, offset)
+                raw_x[...] = 0xEE
+                assert layout.unpack(out, x.shape, out=back).tobytes() == x.tobytes()
+                assert (raw_x[:start_x] == 0xEE).all()
+                assert (raw_x[start_x + back.nbytes :] == 0xEE).all()
 
 
 @pytest.mark.parametrize("offset", [0, 5, 16, 48])
