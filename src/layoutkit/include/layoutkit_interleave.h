@@ -3081,13 +3081,6 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
 #endif
 
 #ifdef LK_HAVE_VBMI_TILES
-/* Byte `o` of every box of lk_smallbox_pack_vbmi: the window byte it takes
- * (0x80: padding). */
-static inline int lk_smallbox_source(const lk_smallbox *k, ptrdiff_t o) {
-    ptrdiff_t off = o % k->pix;
-    return off < 16 ? k->sub[o / k->pix][off] : 0x80;
-}
-
 /* Packing a grid of boxes that tile the destination in order (each level's
  * step the size of everything inside it), of 64-256 bytes (a multiple of 64),
  * with AVX-512 VBMI: each 64-byte piece of the output is one vpermb of a
@@ -3106,23 +3099,26 @@ LK_VBMI static void lk_smallbox_pack_vbmi(char *restrict dst, const char *restri
                                           const lk_grid_level *lv, const lk_smallbox *k,
                                           const char *hi, int stream) {
     const int pieces = (int)(k->q / 64);
-    const ptrdiff_t q = k->q, phase = (ptrdiff_t)(-(uintptr_t)dst & 63);
+    const ptrdiff_t phase = (ptrdiff_t)(-(uintptr_t)dst & 63);
     uint8_t tab[2][4][64];
     uint64_t bits[2][4] = {{0}};
     memset(tab, 0, sizeof tab);
     /* tab[0]: box byte o in piece o / 64; tab[1]: phase bytes on, the box's
      * first phase bytes in the last piece of the box before (from its
-     * second register: index + 64). */
-    for (ptrdiff_t o = 0; o < q; o++) {
-        int from = lk_smallbox_source(k, o);
-        if (from == 0x80) continue;
-        tab[0][o / 64][o % 64] = (uint8_t)from;
-        bits[0][o / 64] |= (uint64_t)1 << (o % 64);
-        ptrdiff_t p = o >= phase ? (o - phase) / 64 : pieces - 1;
-        ptrdiff_t b = o >= phase ? (o - phase) % 64 : o + 64 - phase;
-        tab[1][p][b] = (uint8_t)(from + (o >= phase ? 0 : 64));
-        bits[1][p] |= (uint64_t)1 << b;
-    }
+     * second register: index + 64). Data lies in each sub-box's first 16
+     * bytes. */
+    for (int sb = 0; sb < k->nsub; sb++)
+        for (int off = 0; off < 16; off++) {
+            int from = k->sub[sb][off];
+            if (from == 0x80) continue;
+            ptrdiff_t o = sb * k->pix + off;
+            tab[0][o >> 6][o & 63] = (uint8_t)from;
+            bits[0][o >> 6] |= (uint64_t)1 << (o & 63);
+            ptrdiff_t p = o >= phase ? (o - phase) >> 6 : pieces - 1;
+            ptrdiff_t b = o >= phase ? (o - phase) & 63 : o + 64 - phase;
+            tab[1][p][b] = (uint8_t)(from + (o >= phase ? 0 : 64));
+            bits[1][p] |= (uint64_t)1 << b;
+        }
     __m512i idx[4], idxp[4];
     __mmask64 keep[4], keepp[4];
     for (int p = 0; p < pieces; p++) {
