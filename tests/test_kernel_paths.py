@@ -400,8 +400,10 @@ def test_padded_rows_at_every_line_offset(dtype):
 def test_interleaves_at_every_line_offset(dtype):
     """Whole pixels of 2, 4, 8 and 16 lanes (NCHW of as many channels ->
     NCHW{k}c) through the compiler's interleave loops, whose rows before the
-    output's first line boundary go first: at every element offset in a line,
-    row counts around a line's worth, nothing outside the output written."""
+    output's first line boundary go first, and (8 lanes of 2 bytes on Intel
+    with VBMI) the zip kernel with its last step ending at m: at every element
+    offset in a line, row counts around a line's worth and a step's, nothing
+    outside the output written."""
     es = np.dtype(dtype).itemsize
     for k in (2, 4, 8, 16):
         layout = lk.Layout(f"NCHW{k}c", dims="NCHW")
