@@ -476,13 +476,17 @@ static inline void lk_deinterleave(void *restrict out, ptrdiff_t orow, const voi
                                    ptrdiff_t m, int k, ptrdiff_t istride, int es) {
     /* Checked here, inline: tiny boxes call this per box. */
     if (m >= 16 && es <= 4 && (istride == 3 || istride == 4 || istride == 8)) {
-        /* The shuffle kernels store 32 bytes of each lane's row at a time:
-         * rows before the first 32-byte boundary go element by element when
-         * every row shares the output's alignment, so that no store straddles
-         * two lines (numpy's data sits 16 bytes into a line; NHWC -> NCHW
-         * 1x3x224x224 took 1.6x the time there against 64 bytes in). */
-        ptrdiff_t mis = (ptrdiff_t)((uintptr_t)out % 32), head = 0;
-        if (mis != 0 && mis % es == 0 && (orow * es) % 32 == 0 && m >= 64) head = (32 - mis) / es;
+        /* The shuffle kernels store 32 (AVX2) or 64 (VBMI) bytes of each
+         * lane's row at a time: rows before the first line boundary (or
+         * 32-byte boundary, for rows a multiple of 32 bytes apart) go element
+         * by element when every row shares the output's alignment, so that no
+         * store straddles two lines (numpy's data sits 16 bytes into a line;
+         * NHWC -> NCHW 1x3x224x224 took 1.6x the time there against 64 bytes
+         * in, the VBMI kernel 2.7x 32 bytes in). */
+        const ptrdiff_t unit = (orow * es) % 64 == 0 ? 64 : 32;
+        ptrdiff_t mis = (ptrdiff_t)((uintptr_t)out % unit), head = 0;
+        if (mis != 0 && mis % es == 0 && (orow * es) % 32 == 0 && m >= 2 * unit)
+            head = (unit - mis) / es;
         if (head) {
             lk_deinterleave_plain(out, orow, in, head, k, istride, es);
             out = (char *)out + head * es;
@@ -891,6 +895,96 @@ static int lk_interleave_zip(void *restrict out, const void *const *lanes, ptrdi
     return 0;
 }
 #ifdef LK_HAVE_VBMI_TILES
+
+/* Pixels of 3 elements (1, 2 or 4 bytes) -> 3 planes with AVX-512 VBMI
+ * (NHWC -> NCHW of 3 channels): 192 bytes of pixels a step, three 64-byte
+ * loads A, B, C; each plane's 64 bytes are one vpermt2b of A and B and a
+ * vpermb of C merged over its last bytes (bytes 128 on of the step), where
+ * the AVX2 kernel shuffles nine times per 96 bytes. The rows past the last
+ * whole step by one more step that ends at m. Returns m, or 0 (m under a
+ * step). */
+/* Byte p of lane c's 64 bytes: byte (3 (p / es) + c) es + p % es of the
+ * step, mod 128 (those from 128 on come from C, by the same index mod 64). */
+static const uint8_t lk_di3_vbmi_index[3][3][64] __attribute__((aligned(64))) = {
+    {
+        /* 1-byte elements, lane 0 */
+        {0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39, 42, 45,
+         48, 51, 54, 57, 60, 63, 66, 69, 72, 75, 78, 81, 84, 87, 90, 93,
+         96, 99, 102, 105, 108, 111, 114, 117, 120, 123, 126, 1, 4, 7, 10, 13,
+         16, 19, 22, 25, 28, 31, 34, 37, 40, 43, 46, 49, 52, 55, 58, 61},
+        /* 1-byte elements, lane 1 */
+        {1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 34, 37, 40, 43, 46,
+         49, 52, 55, 58, 61, 64, 67, 70, 73, 76, 79, 82, 85, 88, 91, 94,
+         97, 100, 103, 106, 109, 112, 115, 118, 121, 124, 127, 2, 5, 8, 11, 14,
+         17, 20, 23, 26, 29, 32, 35, 38, 41, 44, 47, 50, 53, 56, 59, 62},
+        /* 1-byte elements, lane 2 */
+        {2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35, 38, 41, 44, 47,
+         50, 53, 56, 59, 62, 65, 68, 71, 74, 77, 80, 83, 86, 89, 92, 95,
+         98, 101, 104, 107, 110, 113, 116, 119, 122, 125, 0, 3, 6, 9, 12, 15,
+         18, 21, 24, 27, 30, 33, 36, 39, 42, 45, 48, 51, 54, 57, 60, 63},
+    },
+    {
+        /* 2-byte elements, lane 0 */
+        {0, 1, 6, 7, 12, 13, 18, 19, 24, 25, 30, 31, 36, 37, 42, 43,
+         48, 49, 54, 55, 60, 61, 66, 67, 72, 73, 78, 79, 84, 85, 90, 91,
+         96, 97, 102, 103, 108, 109, 114, 115, 120, 121, 126, 127, 4, 5, 10, 11,
+         16, 17, 22, 23, 28, 29, 34, 35, 40, 41, 46, 47, 52, 53, 58, 59},
+        /* 2-byte elements, lane 1 */
+        {2, 3, 8, 9, 14, 15, 20, 21, 26, 27, 32, 33, 38, 39, 44, 45,
+         50, 51, 56, 57, 62, 63, 68, 69, 74, 75, 80, 81, 86, 87, 92, 93,
+         98, 99, 104, 105, 110, 111, 116, 117, 122, 123, 0, 1, 6, 7, 12, 13,
+         18, 19, 24, 25, 30, 31, 36, 37, 42, 43, 48, 49, 54, 55, 60, 61},
+        /* 2-byte elements, lane 2 */
+        {4, 5, 10, 11, 16, 17, 22, 23, 28, 29, 34, 35, 40, 41, 46, 47,
+         52, 53, 58, 59, 64, 65, 70, 71, 76, 77, 82, 83, 88, 89, 94, 95,
+         100, 101, 106, 107, 112, 113, 118, 119, 124, 125, 2, 3, 8, 9, 14, 15,
+         20, 21, 26, 27, 32, 33, 38, 39, 44, 45, 50, 51, 56, 57, 62, 63},
+    },
+    {
+        /* 4-byte elements, lane 0 */
+        {0, 1, 2, 3, 12, 13, 14, 15, 24, 25, 26, 27, 36, 37, 38, 39,
+         48, 49, 50, 51, 60, 61, 62, 63, 72, 73, 74, 75, 84, 85, 86, 87,
+         96, 97, 98, 99, 108, 109, 110, 111, 120, 121, 122, 123, 4, 5, 6, 7,
+         16, 17, 18, 19, 28, 29, 30, 31, 40, 41, 42, 43, 52, 53, 54, 55},
+        /* 4-byte elements, lane 1 */
+        {4, 5, 6, 7, 16, 17, 18, 19, 28, 29, 30, 31, 40, 41, 42, 43,
+         52, 53, 54, 55, 64, 65, 66, 67, 76, 77, 78, 79, 88, 89, 90, 91,
+         100, 101, 102, 103, 112, 113, 114, 115, 124, 125, 126, 127, 8, 9, 10, 11,
+         20, 21, 22, 23, 32, 33, 34, 35, 44, 45, 46, 47, 56, 57, 58, 59},
+        /* 4-byte elements, lane 2 */
+        {8, 9, 10, 11, 20, 21, 22, 23, 32, 33, 34, 35, 44, 45, 46, 47,
+         56, 57, 58, 59, 68, 69, 70, 71, 80, 81, 82, 83, 92, 93, 94, 95,
+         104, 105, 106, 107, 116, 117, 118, 119, 0, 1, 2, 3, 12, 13, 14, 15,
+         24, 25, 26, 27, 36, 37, 38, 39, 48, 49, 50, 51, 60, 61, 62, 63},
+    },
+};
+/* The first byte of each lane's 64 that comes from C. */
+static const uint8_t lk_di3_vbmi_from_c[3][3] = {{43, 43, 42}, {44, 42, 42}, {44, 44, 40}};
+
+LK_VBMI static ptrdiff_t lk_deinterleave3_vbmi(char *restrict out, ptrdiff_t orow,
+                                               const char *restrict in, ptrdiff_t m, int es) {
+    const int e = es == 1 ? 0 : es == 2 ? 1 : 2;
+    const ptrdiff_t step = 64 / es, ob = orow * es;
+    if (m < step) return 0;
+    __m512i idx[3];
+    __mmask64 from_c[3];
+    for (int c = 0; c < 3; c++) {
+        idx[c] = _mm512_load_si512((const void *)lk_di3_vbmi_index[e][c]);
+        from_c[c] = ~(__mmask64)0 << lk_di3_vbmi_from_c[e][c];
+    }
+    for (ptrdiff_t i = 0;; i += step) {
+        if (i + step > m) i = m - step;
+        const char *p = in + 3 * es * i;
+        const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 64);
+        const __m512i c3 = _mm512_loadu_si512(p + 128);
+        for (int c = 0; c < 3; c++)
+            _mm512_storeu_si512(out + c * ob + i * es,
+                                _mm512_mask_permutexvar_epi8(_mm512_permutex2var_epi8(a, idx[c], b),
+                                                             from_c[c], idx[c], c3));
+        if (i + step == m) break;
+    }
+    return m;
+}
 
 /* lk_interleave_wide_avx2 of bytes with the tile above; k >= 32, m >= 16. */
 LK_VBMI static void lk_interleave_wide_vbmi(char *o, const void *const *lanes, ptrdiff_t m, int k,
@@ -2511,8 +2605,13 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
      * loop. */
     if (k < istride) m -= 1;
     if (k >= 1 && m > 0 && lk_simd() != 0 && lk_avx2()) {
-        if (istride == 3 && k == 3 && (es == 1 || es == 2 || es == 4))
+        if (istride == 3 && k == 3 && (es == 1 || es == 2 || es == 4)) {
+#ifdef LK_HAVE_VBMI_TILES
+            if (!lk_is_amd() && lk_vbmi())
+                return lk_deinterleave3_vbmi((char *)out, orow, (const char *)in, m, es);
+#endif
             return lk_deinterleave3_avx2((char *)out, orow, (const char *)in, m, es);
+        }
         if (istride == 4 && k <= 4 && (es == 1 || es == 2 || es == 4))
             return lk_deinterleave4_avx2((char *)out, orow, (const char *)in, m, k, es);
         if (istride == 8 && k <= 8 && (es == 1 || es == 2))
