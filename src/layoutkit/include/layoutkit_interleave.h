@@ -986,9 +986,10 @@ LK_VBMI static ptrdiff_t lk_deinterleave3_vbmi(char *restrict out, ptrdiff_t oro
     return m;
 }
 
-/* 3 lanes of 1-, 2- or 4-byte elements -> pixels of 3 with AVX-512 VBMI (NCHW
- * -> NHWC of 3 channels; compare_builds.py on the Xeon, 1x3x224x224: uint8
- * 0.72x the time of the AVX2 kernel, float16 0.83x; 1x3x1024x1024 0.92-0.98x):
+/* 3 lanes of 1- or 2-byte elements -> pixels of 3 with AVX-512 VBMI (NCHW ->
+ * NHWC of 3 channels; compare_builds.py on the Xeon, 1x3x224x224: uint8 0.72x
+ * the time of the AVX2 kernel, float16 0.83x; 1x3x1024x1024 0.92-0.98x;
+ * float32 0.93-1.05x, left to its AVX2 kernel):
  * 64 bytes of each lane a step, A, B and C; each of
  * the step's three 64-byte output registers is one vpermt2b of A and B and a
  * vpermb of C merged over every third element. The stores are line-aligned:
@@ -997,7 +998,7 @@ LK_VBMI static ptrdiff_t lk_deinterleave3_vbmi(char *restrict out, ptrdiff_t oro
  * Returns m, or 0 (m under two steps). */
 /* Output byte p of register j: lane c's byte i es + b, for pixel byte q = 64 j
  * + p = (3 i + c) es + b; lane 1's with 64 added, lane 2's in the mask below. */
-static const uint8_t lk_il3_vbmi_index[3][3][64] __attribute__((aligned(64))) = {
+static const uint8_t lk_il3_vbmi_index[2][3][64] __attribute__((aligned(64))) = {
     {
         /* 1-byte elements, output register 0 */
         {0, 64, 0, 1, 65, 1, 2, 66, 2, 3, 67, 3, 4, 68, 4, 5,
@@ -1032,36 +1033,18 @@ static const uint8_t lk_il3_vbmi_index[3][3][64] __attribute__((aligned(64))) = 
          52, 53, 54, 55, 118, 119, 54, 55, 56, 57, 120, 121, 56, 57, 58, 59,
          122, 123, 58, 59, 60, 61, 124, 125, 60, 61, 62, 63, 126, 127, 62, 63},
     },
-    {
-        /* 4-byte elements, output register 0 */
-        {0, 1, 2, 3, 64, 65, 66, 67, 0, 1, 2, 3, 4, 5, 6, 7,
-         68, 69, 70, 71, 4, 5, 6, 7, 8, 9, 10, 11, 72, 73, 74, 75,
-         8, 9, 10, 11, 12, 13, 14, 15, 76, 77, 78, 79, 12, 13, 14, 15,
-         16, 17, 18, 19, 80, 81, 82, 83, 16, 17, 18, 19, 20, 21, 22, 23},
-        /* 4-byte elements, output register 1 */
-        {84, 85, 86, 87, 20, 21, 22, 23, 24, 25, 26, 27, 88, 89, 90, 91,
-         24, 25, 26, 27, 28, 29, 30, 31, 92, 93, 94, 95, 28, 29, 30, 31,
-         32, 33, 34, 35, 96, 97, 98, 99, 32, 33, 34, 35, 36, 37, 38, 39,
-         100, 101, 102, 103, 36, 37, 38, 39, 40, 41, 42, 43, 104, 105, 106, 107},
-        /* 4-byte elements, output register 2 */
-        {40, 41, 42, 43, 44, 45, 46, 47, 108, 109, 110, 111, 44, 45, 46, 47,
-         48, 49, 50, 51, 112, 113, 114, 115, 48, 49, 50, 51, 52, 53, 54, 55,
-         116, 117, 118, 119, 52, 53, 54, 55, 56, 57, 58, 59, 120, 121, 122, 123,
-         56, 57, 58, 59, 60, 61, 62, 63, 124, 125, 126, 127, 60, 61, 62, 63},
-    },
 };
 /* The bytes of each output register from lane 2. */
-static const uint64_t lk_il3_vbmi_lane2[3][3] = {
+static const uint64_t lk_il3_vbmi_lane2[2][3] = {
     {0x4924924924924924ULL, 0x2492492492492492ULL, 0x9249249249249249ULL},
     {0x0c30c30c30c30c30ULL, 0x30c30c30c30c30c3ULL, 0xc30c30c30c30c30cULL},
-    {0x0f00f00f00f00f00ULL, 0x00f00f00f00f00f0ULL, 0xf00f00f00f00f00fULL},
 };
 
 LK_VBMI static ptrdiff_t lk_interleave3_vbmi(char *restrict out, const void *const *lanes,
                                              ptrdiff_t m, int es) {
-    const int e = es == 1 ? 0 : es == 2 ? 1 : 2;
+    const int e = es == 1 ? 0 : 1;
     const ptrdiff_t step = 64 / es, row = 3 * es;
-    if (m < 2 * step) return 0;
+    if ((es != 1 && es != 2) || m < 2 * step) return 0;
     __m512i idx[3];
     __mmask64 lane2[3];
     for (int j = 0; j < 3; j++) {
@@ -2689,8 +2672,6 @@ static ptrdiff_t lk_interleave_shuffled(void *restrict out, const void *const *l
 #ifdef LK_HAVE_AVX2_TILES
     if (k == 3 && ostride == 3 && (es == 1 || es == 2 || es == 4) && lk_simd() != 0 && lk_avx2()) {
 #ifdef LK_HAVE_VBMI_TILES
-        /* 4-byte elements keep their AVX2 kernel (the VBMI one measured
-         * 0.93-1.05x its time). */
         if (es <= 2 && m >= 128 / es && !lk_is_amd() && lk_vbmi())
             return lk_interleave3_vbmi((char *)out, lanes, m, es);
 #endif
