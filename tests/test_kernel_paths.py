@@ -418,6 +418,32 @@ def test_interleaves_at_every_line_offset(dtype):
                 assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+def test_three_channels_to_and_from_planes_at_every_line_offset(dtype):
+    """NCHW <-> NHWC of 3 channels (the VBMI kernels on Intel: 64 bytes of each
+    plane a step, a head before the first line boundary, a last step ending at
+    the plane's end): planes around one and two steps long and longer, the
+    output at every element offset in a line, nothing outside it written."""
+    es = np.dtype(dtype).itemsize
+    planar = lk.Layout("NCHW", dims="NCHW")
+    pixels = lk.Layout("NHWC", dims="NCHW")
+    for hw in (64 // es - 1, 128 // es - 1, 128 // es, 128 // es + 5, 1000):
+        x = _data((1, 3, 1, hw), dtype, seed=hw)
+        shape = x.shape
+        nhwc = ref_pack(x, "NHWC", dims="NCHW")
+        for offset in range(0, 64, es):
+            raw, start, out = _output_at(nhwc.shape, dtype, offset)
+            raw[...] = 0xEE
+            got = lk.convert(x, shape, planar, pixels, out=out)
+            assert got.tobytes() == nhwc.tobytes(), (hw, offset)
+            assert (raw[:start] == 0xEE).all() and (raw[start + out.nbytes :] == 0xEE).all()
+            raw, start, back = _output_at(shape, dtype, offset)
+            raw[...] = 0xEE
+            got = lk.convert(nhwc, shape, pixels, planar, out=back)
+            assert got.tobytes() == x.tobytes(), (hw, offset)
+            assert (raw[:start] == 0xEE).all() and (raw[start + back.nbytes :] == 0xEE).all()
+
+
 @pytest.mark.parametrize("offset", [0, 5, 16, 40, 48])
 @pytest.mark.parametrize(
     ("tag", "c", "dtype"),
