@@ -850,6 +850,7 @@ static const uint8_t lk_zip8_index[3][64] __attribute__((aligned(64))) = {
 };
 LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lanes,
                                                  ptrdiff_t m) {
+    if (m < 32) return 0;
     __m512i zlo[3], zhi[3];
     for (int r = 0; r < 3; r++) {
         zlo[r] = _mm512_load_si512((const void *)lk_zip8_index[r]);
@@ -857,12 +858,8 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
     }
     const char *l[8];
     for (int j = 0; j < 8; j++) l[j] = (const char *)lanes[j];
-    if (m < 32) return 0;
     for (ptrdiff_t i = 0;; i += 32) {
-        if (i + 32 > m) {
-            if (i == m) break;
-            i = m - 32;
-        }
+        if (i + 32 > m) i = m - 32;
         __m512i v[8], t[8];
         for (int j = 0; j < 8; j++) v[j] = _mm512_loadu_si512(l[j] + 2 * i);
         /* Round r: groups of 2^r lanes, 2^r registers each (in pixel order),
@@ -1514,6 +1511,13 @@ __attribute__((target("avx2"))) static inline void lk_stage_groups(
     }
 }
 
+/* Streams the low (high = 0) or high halves of a and b as 32 bytes at d. */
+__attribute__((target("avx2"))) static inline void lk_stream_half(char *d, __m256i a, __m256i b,
+                                                                 int high) {
+    _mm256_stream_si256((__m256i *)d, high ? _mm256_permute2x128_si256(a, b, 0x31)
+                                           : _mm256_permute2x128_si256(a, b, 0x20));
+}
+
 /* Streams the low halves of a and b as 32 bytes at d, their high halves at d2. */
 __attribute__((target("avx2"))) static inline void lk_stream_halves(char *d, char *d2, __m256i a,
                                                                    __m256i b) {
@@ -1597,12 +1601,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream16_av
                 for (int h = 0; h < 2; h++)
                     for (int k = 0; k < 8; k++) {
                         char *da = d + (k + 8 * h) * drow;
-                        for (ptrdiff_t g = 0; g < ng; g += 2) {
-                            __m256i lo = LK_PAIR(k, g), hi = LK_PAIR(k, g + 1);
-                            _mm256_stream_si256((__m256i *)(da + g * 16),
-                                                h ? _mm256_permute2x128_si256(lo, hi, 0x31)
-                                                  : _mm256_permute2x128_si256(lo, hi, 0x20));
-                        }
+                        for (ptrdiff_t g = 0; g < ng; g += 2)
+                            lk_stream_half(da + g * 16, LK_PAIR(k, g), LK_PAIR(k, g + 1), h);
                     }
                 continue;
             }
@@ -1647,12 +1647,8 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_staged_stream16_av
                     else
                         _mm256_stream_si256((__m256i *)(da - 16),
                                             _mm256_set_m128i(LK_HALF(first, h), before));
-                    for (ptrdiff_t g = 1; g + 1 < ng; g += 2) {
-                        __m256i lo = LK_PAIR(k, g), hi = LK_PAIR(k, g + 1);
-                        _mm256_stream_si256((__m256i *)(da + g * 16),
-                                            h ? _mm256_permute2x128_si256(lo, hi, 0x31)
-                                              : _mm256_permute2x128_si256(lo, hi, 0x20));
-                    }
+                    for (ptrdiff_t g = 1; g + 1 < ng; g += 2)
+                        lk_stream_half(da + g * 16, LK_PAIR(k, g), LK_PAIR(k, g + 1), h);
                 }
             prev = LK_PAIR(7, ng - 1);
 #undef LK_HALF
