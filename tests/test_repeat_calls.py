@@ -194,3 +194,52 @@ def test_float_and_bool_shapes_are_not_taken_for_a_kept_call():
         layout.size((1, 3.0, 5, 7))
     got = lk.convert(x, (1, np.int64(3), 5, 7), "NCHW", NHWC)
     assert got.tobytes() == ref_pack(x, "NHWC", dims="NCHW").tobytes()
+
+
+def test_kept_calls_are_told_apart_by_dtype_strides_and_arguments():
+    """Calls kept side by side (dtype, strides, layout, pad value and shape each
+    differing in one) come back in any order with their own results, also once
+    more calls were made than are kept."""
+    rng = np.random.default_rng(2)
+    base = rng.integers(0, 100, (1, 6, 5, 7)).astype(np.uint8)
+    calls = []
+    for dtype in (np.uint8, np.int8, np.uint16):
+        x = base.astype(dtype)
+        for view in (x[:, :3], x[:, ::2], x[:, 3:][..., ::-1]):
+            for tag in ("NCHW4c", "NCHW8c"):
+                for pad in (0, 9):
+                    calls.append((view, tag, pad))
+    assert len(calls) > 32  # more than the calls kept: the oldest are dropped
+    want = [ref_pack(np.ascontiguousarray(v), t, pad_value=p) for v, t, p in calls]
+    for _ in range(2):
+        for k in rng.permutation(len(calls)):
+            view, tag, pad = calls[k]
+            got = lk.Layout(tag).pack(view, pad_value=pad)
+            assert got.dtype == view.dtype and got.tobytes() == want[k].tobytes(), (k, tag, pad)
+    x = np.ascontiguousarray(base[:, :3])
+    for shape, tag in (((1, 3, 5, 7), "NCHW4c"), ((1, 3, 7, 5), "NCHW4c")):
+        for _ in range(2):  # the same buffer read as two logical shapes
+            got = lk.convert(x, shape, "NCHW", tag)
+            assert got.tobytes() == ref_pack(x.reshape(shape), tag).tobytes()
+
+
+def test_a_mutable_pad_value_is_read_on_every_call():
+    x = np.ones((1, 3, 2, 2), np.float32)
+    pad = np.array(2.0, np.float32)
+    layout = lk.Layout("NCHW4c")
+    assert layout.pack(x, pad_value=pad).reshape(-1)[3] == 2.0
+    pad[()] = 5.0
+    assert layout.pack(x, pad_value=pad).reshape(-1)[3] == 5.0
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_repeats_with_threads_and_without_out_match_the_first_call(threads):
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 255, (1, 5, 300, 700)).astype(np.uint8)  # output over 2 MiB
+    layout = lk.Layout("NCHW8c")
+    want = ref_pack(x, "NCHW8c").tobytes()
+    out = np.empty(layout.physical_shape(x.shape), np.uint8)
+    for _ in range(3):
+        assert layout.pack(x, threads=threads).tobytes() == want
+        out.fill(0x5A)
+        assert layout.pack(x, out=out, threads=threads) is out and out.tobytes() == want

@@ -30,6 +30,7 @@ import numpy as np
 
 from ._errors import LayoutError
 from ._repack import RepackPlan
+from ._repack import repeated_calls as _REPEATS
 from .layout import Layout, as_dtype, as_layout, exact_shape
 
 __all__ = ["convert", "pack", "unpack"]
@@ -569,13 +570,14 @@ def _execute(
     out: Any,
     conv: Conversion | None,
     threads: int | None,
-    fast_key: Any = None,
+    fast_key: tuple[Any, ...] | None = None,
 ) -> np.ndarray:
     """Allocate or check the output, then run the cached plan (or the gather fallback).
 
     ``src is None`` means ``arr`` is the strided logical tensor; ``dst is None`` a
-    C-ordered logical result. ``fast_key``: keep this validated call for repeats
-    (see ``_FAST``); given only when ``arr`` is the caller's own array.
+    C-ordered logical result. ``fast_key``: the call's other arguments, to keep
+    this validated call for repeats (see ``_REPEATS``); given only when ``arr``
+    is the caller's own array.
     """
     out_dtype = conv.dst if conv is not None else arr.dtype
     if out is None:
@@ -590,8 +592,8 @@ def _execute(
         _gather(arr, src, dst, shape, result, pad, conv)
 
     _run(plan, fallback, arr, result, pad, shape, threads)
-    if plan is not None and result.size and 0 not in shape:
-        _FAST.keep(fast_key, (plan, result.shape, result.dtype, pad))
+    if fast_key is not None and plan is not None and result.size and 0 not in shape:
+        _REPEATS.keep(arr, fast_key, plan, result.shape, result.dtype, pad)
     return result
 
 
@@ -628,27 +630,26 @@ class CallMemo:
 
 # Calls repeat with the same arguments (a preprocessing loop over frames): after
 # one full validation, the plan, output shape and dtype and padding bytes are
-# kept under the call's arguments (with the types of the scalars, so that True
-# is not 1) and the input's dtype, shape and strides, and a repeat only checks
-# ``out``. This halves the Python cost of a small call.
-_FAST = CallMemo(256)
+# kept under the input's dtype, shape and strides and the call's other
+# arguments (compared by type and value, so that True is not 1), and a repeat
+# is recognised and run in C, checking only ``out``: about 0.5 us of Python a
+# call where building and hashing a key took 1.3 us. One list for every API
+# (the first argument says which), in _repack so that Layout's methods share it.
 
 
-def _fast_run(key: Any, arr: np.ndarray, out: Any, threads: int | None) -> np.ndarray | None:
-    """The kept call under ``key`` run on ``arr``, or None (not kept; ``key`` unhashable)."""
-    hit = _FAST.get(key)
+def _repeat_run(
+    args: tuple[Any, ...], arr: Any, out: Any, threads: int | None
+) -> np.ndarray | None:
+    """The kept call of ``args`` run on ``arr`` (where ``_REPEATS.run`` would
+    not run it), or None (not kept)."""
+    hit = _REPEATS.find(arr, args)
     if hit is None:
         return None
+    # Kept, but threads, a large output or an ``out`` that needs the full checks.
     plan, result_shape, out_dtype, pad = hit
     if out is None:
         result = np.empty(result_shape, dtype=out_dtype)
     else:
-        if threads is None or (type(threads) is int and threads == 1):
-            # The usual repeat: out= of the right shape, checked and run in C.
-            done = plan.run_into(arr, out, out_dtype, result_shape, pad,
-                                 2 << 20 if threads is None else sys.maxsize)  # fmt: skip
-            if done is not None:
-                return done
         result = _check_out(out, out_dtype, result_shape, (arr,))
     plan.run(arr, result, pad, _thread_count(threads, result.nbytes))
     return result
@@ -674,14 +675,12 @@ def pack(
     zero_point: Any = None,
     threads: int | None = None,
 ) -> np.ndarray:
-    key = None
-    if type(x) is np.ndarray:
-        key = (0, layout, x.dtype, x.shape, x.strides, type(pad_value), pad_value,
-               dtype, type(scale), scale, type(zero_point), zero_point)  # fmt: skip
-        done = _fast_run(key, x, out, threads)
-        if done is not None:
-            return done
-        key = _hashable(key)
+    key = (0, layout, pad_value, dtype, scale, zero_point)
+    done = _REPEATS.run(x, key, out, threads)
+    if done is None:
+        done = _repeat_run(key, x, out, threads)
+    if done is not None:
+        return done
     arr = _as_array(x, "x")
     if arr.ndim != layout.rank:
         raise LayoutError(
@@ -694,8 +693,8 @@ def pack(
     layout.check_dtype(out_dtype, "dtype" if conv is not None else "x: dtype")
     pad = _pad_bytes(pad_value, out_dtype)
     result_shape = layout.physical_shape(shape)
-    key = key if arr is x else None
-    return _execute(arr, None, layout, shape, result_shape, pad, out, conv, threads, key)
+    kept = key if arr is x and _hashable(key) is not None else None
+    return _execute(arr, None, layout, shape, result_shape, pad, out, conv, threads, kept)
 
 
 def unpack(
@@ -709,21 +708,20 @@ def unpack(
     zero_point: Any = None,
     threads: int | None = None,
 ) -> np.ndarray:
-    key = None
-    if type(buf) is np.ndarray and exact_shape(shape):
-        key = (1, layout, buf.dtype, buf.shape, buf.strides, shape,
-               dtype, type(scale), scale, type(zero_point), zero_point)  # fmt: skip
-        done = _fast_run(key, buf, out, threads)
+    key = (1, layout, shape, dtype, scale, zero_point)
+    if exact_shape(shape):
+        done = _REPEATS.run(buf, key, out, threads)
+        if done is None:
+            done = _repeat_run(key, buf, out, threads)
         if done is not None:
             return done
-        key = _hashable(key)
     sh = layout.check_shape(shape)
     arr = _layout_buffer(buf, layout, sh, "layout")
     conv = conversion(arr.dtype, dtype, scale, zero_point)
     out_dtype = conv.dst if conv is not None else arr.dtype
     pad = np.zeros(out_dtype.itemsize, dtype=np.uint8)  # a logical tensor has no padding
-    key = key if arr is buf else None
-    return _execute(arr, layout, None, sh, sh, pad, out, conv, threads, key)
+    kept = key if arr is buf and exact_shape(shape) and _hashable(key) is not None else None
+    return _execute(arr, layout, None, sh, sh, pad, out, conv, threads, kept)
 
 
 def _layout_pair(src: Any, dst: Any) -> tuple[Layout, Layout]:
@@ -807,14 +805,13 @@ def convert(
     >>> lk.convert(f, f.shape, "NCHW", "NCHW4c", dtype=np.int8, scale=0.5).ravel().tolist()
     [1, -3, 5, 0]
     """
-    key = None
-    if type(buf) is np.ndarray and exact_shape(shape):
-        key = (2, buf.dtype, buf.shape, buf.strides, shape, src, dst, type(pad_value), pad_value,
-               dtype, type(scale), scale, type(zero_point), zero_point)  # fmt: skip
-        done = _fast_run(key, buf, out, threads)
+    key = (2, shape, src, dst, pad_value, dtype, scale, zero_point)
+    if exact_shape(shape):
+        done = _REPEATS.run(buf, key, out, threads)
+        if done is None:
+            done = _repeat_run(key, buf, out, threads)
         if done is not None:
             return done
-        key = _hashable(key)
     src_l, dst_l = _layout_pair(src, dst)
     sh = src_l.check_shape(shape)
     arr = _layout_buffer(buf, src_l, sh, "src layout")
@@ -822,9 +819,9 @@ def convert(
     out_dtype = conv.dst if conv is not None else arr.dtype
     dst_l.check_dtype(out_dtype, "dtype" if conv is not None else "buf: dtype")
     pad = _pad_bytes(pad_value, out_dtype)
-    key = key if arr is buf else None
+    kept = key if arr is buf and exact_shape(shape) and _hashable(key) is not None else None
     result_shape = dst_l.physical_shape(sh)
-    return _execute(arr, src_l, dst_l, sh, result_shape, pad, out, conv, threads, key)
+    return _execute(arr, src_l, dst_l, sh, result_shape, pad, out, conv, threads, kept)
 
 
 # ---------------------------------------------------------------------------

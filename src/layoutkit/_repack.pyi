@@ -82,6 +82,29 @@ class RepackPlan:
 def set_stream_threshold(nbytes: int) -> int: ...
 
 @disjoint_base
+class RepeatCalls:
+    def __init__(self, size: int = 32) -> None: ...
+    def find(
+        self, x: object, args: tuple[Any, ...]
+    ) -> tuple[RepackPlan, tuple[int, ...], np.dtype, np.ndarray] | None: ...
+    def run(
+        self, x: object, args: tuple[Any, ...], out: object, threads: object
+    ) -> np.ndarray | None: ...
+    def keep(
+        self,
+        x: np.ndarray,
+        args: tuple[Any, ...],
+        plan: RepackPlan,
+        result_shape: tuple[int, ...],
+        out_dtype: np.dtype,
+        pad: np.ndarray,
+    ) -> None: ...
+    def clear(self) -> None: ...
+    def __len__(self) -> int: ...
+
+repeated_calls: RepeatCalls
+
+@disjoint_base
 class CPlan:
     plan: RepackPlan
     pad: np.ndarray

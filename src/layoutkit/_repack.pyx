@@ -50,6 +50,7 @@ cdef enum:
     SLICE_COLUMNS_MIN = 65536  # threads: bytes of each row a column slice writes
     FILL_OUTER_PAD_BYTES = 67108864  # fill_then_copy: outputs padded in one dim held outside
     FILL_OUTER_PAD_CELL = 1024       # ... the innermost levels, in cells up to this size
+    GIL_RELEASE_BYTES = 16384        # serial runs with smaller outputs keep the GIL
 
 cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
@@ -2238,6 +2239,10 @@ cdef class RepackPlan:
 
     def run_into(self, cnp.ndarray src not None, object out, object out_dtype,
                  tuple shape, cnp.ndarray pad not None, Py_ssize_t serial_below):
+        return self._run_into(src, out, out_dtype, shape, pad, serial_below)
+
+    cdef object _run_into(self, cnp.ndarray src, object out, object out_dtype,
+                          tuple shape, cnp.ndarray pad, Py_ssize_t serial_below):
         """``run`` on one thread into ``out`` after quick checks, or None when a check
         fails (the caller then checks ``out`` in full, for its error message).
 
@@ -2267,7 +2272,7 @@ cdef class RepackPlan:
         while same and k < nd:
             same = cnp.PyArray_DIMS(o)[k] == <Py_ssize_t>shape[k]
             k += 1
-        if not (o.dtype is out_dtype or o.dtype == out_dtype):
+        if not (<object>cnp.PyArray_DESCR(o) is out_dtype or o.dtype == out_dtype):
             return None
         if cnp.PyArray_SIZE(o) == 0 or cnp.PyArray_SIZE(src) == 0:
             return None
@@ -2283,7 +2288,7 @@ cdef class RepackPlan:
         ohi = olo + cnp.PyArray_NBYTES(o)
         if olo < hi and lo < ohi:
             return None
-        if pad.nbytes < self.esize:
+        if cnp.PyArray_NBYTES(pad) < self.esize:
             raise ValueError("pad pattern is shorter than one element")
         self._run_serial(src, o, pad)
         return o if same else o.reshape(shape)
@@ -2296,6 +2301,13 @@ cdef class RepackPlan:
         cdef Py_ssize_t n0 = P.ext[0] if P.nlev else 1
         P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
         P.stream = self._stream_mode()
+        # Small outputs keep the GIL: releasing and taking it back costs about
+        # as much as moving a few KiB.
+        if cnp.PyArray_NBYTES(dst) < GIL_RELEASE_BYTES:
+            walk(&P, 0, 0, n0, s, o, rng, False)
+            if P.stream:
+                lk_stream_fence()
+            return
         with nogil:
             walk(&P, 0, 0, n0, s, o, rng, False)
             if P.stream:
@@ -2388,6 +2400,146 @@ cdef void run_plan_c(const void* impl, const char* src, char* dst) noexcept nogi
     walk(&P, 0, 0, P.ext[0] if P.nlev else 1, src + R.src_base, dst + R.dst_base, R.rng, False)
     if P.stream:
         lk_stream_fence()
+
+
+cdef class _Repeat:
+    # One kept call: the input's geometry, the other arguments, what they planned.
+    cdef object descr
+    cdef int nd
+    cdef Py_ssize_t dims[MAX_DIMS]
+    cdef Py_ssize_t strides[MAX_DIMS]
+    cdef tuple args
+    cdef RepackPlan plan
+    cdef tuple result_shape
+    cdef object out_dtype
+    cdef cnp.ndarray pad
+
+
+cdef inline bint same_argument(object a, object b):
+    # ``a == b`` of the same type: True and 1, 3.0 and 3 are different arguments.
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+cdef class RepeatCalls:
+    """Recent successful calls, recognised in C.
+
+    Calls repeat with the same arguments (a preprocessing loop over frames).
+    After one full validation a call is kept under the input array's dtype,
+    shape and strides and a tuple of its other arguments (compared by type and
+    value); a repeat then skips validation and planning: ``run`` checks ``out``
+    and runs the kept plan on the calling thread. The most recent ``size``
+    calls are kept, the newest first.
+    """
+
+    cdef list slots
+    cdef int size
+
+    def __init__(self, int size=32):
+        self.slots = []
+        self.size = max(1, size)
+
+    cdef _Repeat _find(self, object x, tuple args):
+        cdef cnp.ndarray a
+        cdef _Repeat r
+        cdef int k, nd
+        cdef Py_ssize_t n
+        if type(x) is not np.ndarray:
+            return None
+        a = <cnp.ndarray>x
+        nd = cnp.PyArray_NDIM(a)
+        n = len(args)
+        for r in self.slots:
+            if <object>cnp.PyArray_DESCR(a) is not r.descr or nd != r.nd or n != len(r.args):
+                continue
+            k = 0
+            while k < nd and cnp.PyArray_DIMS(a)[k] == r.dims[k] and \
+                    cnp.PyArray_STRIDES(a)[k] == r.strides[k]:
+                k += 1
+            if k < nd:
+                continue
+            k = 0
+            while k < n and same_argument(args[k], r.args[k]):
+                k += 1
+            if k == n:
+                return r
+        return None
+
+    def find(self, object x, tuple args not None):
+        """The kept ``(plan, result_shape, out_dtype, pad)`` of this call, or None."""
+        cdef _Repeat r = self._find(x, args)
+        if r is None:
+            return None
+        return r.plan, r.result_shape, r.out_dtype, r.pad
+
+    def run(self, object x, tuple args not None, object out, object threads):
+        """The result of a kept call run on one thread, or None: not kept, or
+        ``threads`` other than None or 1, or an output of 2 MiB or more with
+        ``threads=None`` (the environment may ask for threads), or an ``out``
+        that needs the full checks."""
+        cdef _Repeat r
+        cdef Py_ssize_t serial_below
+        cdef cnp.ndarray result
+        if threads is None:
+            serial_below = 2 << 20
+        elif type(threads) is int and <object>threads == 1:
+            serial_below = PY_SSIZE_T_MAX
+        else:
+            return None
+        r = self._find(x, args)
+        if r is None:
+            return None
+        if out is not None:
+            return r.plan._run_into(<cnp.ndarray>x, out, r.out_dtype, r.result_shape, r.pad,
+                                    serial_below)
+        result = np.empty(r.result_shape, dtype=r.out_dtype)
+        if cnp.PyArray_NBYTES(result) >= serial_below:
+            return None
+        if cnp.PyArray_SIZE(result) == 0 or cnp.PyArray_SIZE(<cnp.ndarray>x) == 0:
+            return None
+        r.plan._run_serial(<cnp.ndarray>x, result, r.pad)
+        return result
+
+    def keep(self, cnp.ndarray x not None, tuple args not None, RepackPlan plan not None,
+             tuple result_shape not None, object out_dtype, cnp.ndarray pad not None):
+        """Keep a call that succeeded (replacing an older one of the same arguments)."""
+        cdef _Repeat r
+        cdef int k, nd = cnp.PyArray_NDIM(x)
+        if nd > MAX_DIMS or cnp.PyArray_NBYTES(pad) < plan.esize:
+            return
+        old = self._find(x, args)
+        if old is not None:
+            self.slots.remove(old)
+        r = _Repeat()
+        r.descr = <object>cnp.PyArray_DESCR(x)
+        r.nd = nd
+        for k in range(nd):
+            r.dims[k] = cnp.PyArray_DIMS(x)[k]
+            r.strides[k] = cnp.PyArray_STRIDES(x)[k]
+        r.args = args
+        r.plan = plan
+        r.result_shape = result_shape
+        r.out_dtype = out_dtype
+        r.pad = pad
+        self.slots.insert(0, r)
+        del self.slots[self.size:]
+
+    def clear(self):
+        """Forget every kept call."""
+        self.slots = []
+
+    def __len__(self):
+        return len(self.slots)
+
+
+# The calls of pack, unpack and convert (layoutkit._engine).
+repeated_calls = RepeatCalls(32)
 
 
 cdef class CPlan:

@@ -24,6 +24,7 @@ import numpy as np
 from . import _notation
 from ._errors import LayoutError
 from ._repack import exact_shape
+from ._repack import repeated_calls as _REPEATS
 
 __all__ = ["Digit", "Layout", "as_layout"]
 
@@ -489,6 +490,10 @@ class Layout:
         [1, -2, 127, 0]
         """
 
+        # A repeat of a call already validated runs straight away (see _engine._REPEATS, the same).
+        done = _REPEATS.run(x, (0, self, pad_value, dtype, scale, zero_point), out, threads)
+        if done is not None:
+            return done
         return _engine.pack(
             self,
             x,
@@ -519,6 +524,10 @@ class Layout:
         ``threads`` splits the work as in :meth:`pack`.
         """
 
+        if exact_shape(shape):
+            done = _REPEATS.run(buf, (1, self, shape, dtype, scale, zero_point), out, threads)
+            if done is not None:
+                return done
         return _engine.unpack(
             self, buf, shape, out, dtype=dtype, scale=scale, zero_point=zero_point, threads=threads
         )
