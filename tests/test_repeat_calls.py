@@ -243,3 +243,28 @@ def test_repeats_with_threads_and_without_out_match_the_first_call(threads):
         assert layout.pack(x, threads=threads).tobytes() == want
         out.fill(0x5A)
         assert layout.pack(x, out=out, threads=threads) is out and out.tobytes() == want
+
+
+def test_adapter_repeats_are_told_apart_by_their_arguments():
+    """Adapter calls kept side by side (format, pad value, the direction) come
+    back in any order with their own results, flat HW buffers included."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(-100, 100, (1, 5, 3, 6)).astype(np.int8)
+    calls = {
+        "hcwnc4": lambda: lk.vitis.to_hw(x, "NCHW", "HCWNC4"),
+        "hcwnc8": lambda: lk.vitis.to_hw(x, "NCHW", "HCWNC8"),
+        "chw32": lambda: lk.tensorrt.to_format(x, "kCHW32"),
+        "chw32 pad 3": lambda: lk.tensorrt.to_format(x, "kCHW32", pad_value=3),
+        "chw4": lambda: lk.tensorrt.to_format(x, "kCHW4"),
+    }
+    want = {name: call().copy() for name, call in calls.items()}
+    flat4, flat8 = want["hcwnc4"].reshape(-1), want["hcwnc8"].reshape(-1)
+    calls["cpu4"] = lambda: lk.vitis.to_cpu(flat4, "HCWNC4", x.shape, "NCHW")
+    calls["cpu8"] = lambda: lk.vitis.to_cpu(flat8, "HCWNC8", x.shape, "NCHW")
+    want["cpu4"] = want["cpu8"] = x
+    assert want["chw32"].tobytes() != want["chw32 pad 3"].tobytes()
+    names = list(calls)
+    for k in np.concatenate([rng.permutation(len(names)) for _ in range(4)]):
+        got = calls[names[k]]()
+        assert got.shape == want[names[k]].shape, names[k]
+        assert got.tobytes() == want[names[k]].tobytes(), names[k]

@@ -99,6 +99,13 @@ class RepeatCalls:
         out_dtype: np.dtype,
         pad: np.ndarray,
     ) -> None: ...
+    def alias(
+        self,
+        x: object,
+        kept: tuple[Any, ...],
+        args: tuple[Any, ...],
+        result_shape: tuple[int, ...],
+    ) -> bool: ...
     def clear(self) -> None: ...
     def __len__(self) -> int: ...
 

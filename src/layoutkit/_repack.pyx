@@ -2530,6 +2530,24 @@ cdef class RepeatCalls:
         self.slots.insert(0, r)
         del self.slots[self.size:]
 
+    def alias(self, object x, tuple kept not None, tuple args not None,
+              tuple result_shape not None):
+        """Keep ``args`` on ``x`` as the call ``kept`` on ``x`` already kept, its
+        result in ``result_shape`` (an adapter's call that is exactly that call,
+        e.g. ``vitis.to_hw`` of a plain pack). False when ``kept`` is not kept."""
+        cdef _Repeat r = self._find(x, kept)
+        cdef Py_ssize_t a = 1, b = 1
+        if r is None:
+            return False
+        for v in result_shape:
+            a *= <Py_ssize_t>v
+        for v in r.result_shape:
+            b *= <Py_ssize_t>v
+        if a != b:
+            return False
+        self.keep(<cnp.ndarray>x, args, r.plan, result_shape, r.out_dtype, r.pad)
+        return True
+
     def clear(self):
         """Forget every kept call."""
         self.slots = []

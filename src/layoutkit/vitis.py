@@ -60,6 +60,7 @@ import numpy as np
 from ._engine import CallMemo, _as_array
 from ._engine import pack as _engine_pack
 from ._errors import LayoutError
+from ._repack import repeated_calls as _REPEATS
 from .layout import Layout, as_dtype, exact_shape
 
 __all__ = [
@@ -1156,8 +1157,13 @@ def to_hw(
     [[[3.0, 4.0, 5.0, 0.0]]]
     """
     key = None
+    args = ("vitis.to_hw", cpu_format, hw_format, vart_strict)
     if type(x) is np.ndarray:
-        # A repeated call skips re-validating arguments it has seen succeed.
+        # A repeat of a plain repack runs in C (see _engine._REPEATS) ...
+        done = _REPEATS.run(x, args, out, None)
+        if done is not None:
+            return done
+        # ... others skip re-validating arguments they have seen succeed.
         key = ("to_hw", cpu_format, hw_format, x.shape, x.dtype, vart_strict)
         hit = _FAST_PLANS.get(key)
         if hit is not None:
@@ -1178,7 +1184,23 @@ def to_hw(
     _FAST_PLANS.keep(key, plan)
     if out is not None:
         _check_out(out, plan.out_shape, arr.dtype, "hw_shape")
-    return plan.run(arr, out)
+    result = plan.run(arr, out)
+    _keep_repeat(plan, x, args)
+    return result
+
+
+def _keep_repeat(plan: ChainPlan, x: Any, args: tuple[Any, ...]) -> None:
+    """Keep a call whose plan is one repack of ``x`` for repeats in C, as the
+    layout's pack or unpack call that ran it (see ``ChainPlan.run``). An unpack
+    ran on ``x.reshape(-1)``: found under ``x``'s own geometry only when ``x``
+    is flat."""
+    if type(x) is not np.ndarray or plan.prefix or plan.layout is None:
+        return
+    conv = plan.conversion if plan.conversion is not None else (None, None, None)
+    if plan.kind == "pack":
+        _REPEATS.alias(x, (0, plan.layout, 0, *conv), args, plan.out_shape)
+    elif plan.kind == "unpack":
+        _REPEATS.alias(x, (1, plan.layout, plan.layout_shape, *conv), args, plan.out_shape)
 
 
 def to_cpu(
@@ -1221,7 +1243,11 @@ def to_cpu(
     [[2, 6], [10, 14]]
     """
     key = None
+    args = ("vitis.to_cpu", hw_format, cpu_shape, cpu_format, vart_strict)
     if type(y) is np.ndarray and exact_shape(cpu_shape):
+        done = _REPEATS.run(y, args, out, None)
+        if done is not None:
+            return done  # a repeat of a plain repack, run in C (see _keep_repeat)
         key = ("to_cpu", hw_format, cpu_shape, cpu_format, y.shape, y.dtype, vart_strict)
         hit = _FAST_PLANS.get(key)
         if hit is not None:
@@ -1246,7 +1272,10 @@ def to_cpu(
     _FAST_PLANS.keep(key, plan)
     if out is not None:
         _check_out(out, sh, arr.dtype, "cpu_shape")
-    return plan.run(arr.reshape(hws), out)
+    result = plan.run(arr.reshape(hws), out)
+    if arr is y and exact_shape(cpu_shape):
+        _keep_repeat(plan, y, args)
+    return result
 
 
 # ---------------------------------------------------------------------------
@@ -1611,6 +1640,9 @@ class HsiTensor:
         ndarray
             Of ``hw_shape`` and ``hw_dtype``.
         """
+        done = _REPEATS.run(x, ("HsiTensor.to_hw", self), out, None)
+        if done is not None:
+            return done  # a repeat of a plain repack, run in C (see _keep_repeat)
         if self.role != "input":
             raise LayoutError(
                 f"{self.label} is an output: it converts HW -> CPU with to_cpu(y), not to_hw"
@@ -1620,7 +1652,10 @@ class HsiTensor:
             arr = x  # the usual call: skip the checks that explain a wrong input
         else:
             arr = self._check_array(x, "cpu", "x")
-        return self._run(arr, out, "hw_shape")
+        result = self._run(arr, out, "hw_shape")
+        if arr is x:
+            _keep_repeat(plan, x, ("HsiTensor.to_hw", self))
+        return result
 
     def to_cpu(self, y: Any, out: np.ndarray | None = None) -> np.ndarray:
         """Convert this output's HW buffer back to the CPU tensor (dequantize/cast included).
@@ -1637,12 +1672,18 @@ class HsiTensor:
         ndarray
             Of ``cpu_shape`` and ``cpu_dtype``.
         """
+        done = _REPEATS.run(y, ("HsiTensor.to_cpu", self), out, None)
+        if done is not None:
+            return done
         if self.role != "output":
             raise LayoutError(
                 f"{self.label} is an input: it converts CPU -> HW with to_hw(x), not to_cpu"
             )
         arr = self._check_array(y, "hw", "y")
-        return self._run(arr, out, "cpu_shape")
+        result = self._run(arr, out, "cpu_shape")
+        if arr is y:
+            _keep_repeat(self._plan, y, ("HsiTensor.to_cpu", self))
+        return result
 
     def _run(self, arr: np.ndarray, out: np.ndarray | None, label: str) -> np.ndarray:
         plan = self._plan
