@@ -746,3 +746,41 @@ def test_simd_and_portable_dequantize_agree(name, nblocks):
         assert np.array_equal(G.dequantize(q, name, out=out).view(np.uint32), ref.view(np.uint32))
     finally:
         K.kernels(before)
+
+
+def test_repeated_calls_with_out_check_every_array():
+    """Repeats with out= and one thread are checked and run in C: they must give
+    the first call's bytes for every type kept side by side, and refuse what
+    the first call would have refused."""
+    x = _data("normal", (3, 2, 256), 43)
+    names = ["Q4_0", "Q8_0", "Q4_K", "Q6_K", "Q8_K"]
+    want = {t: (G.quantize(x, t), G.dequantize(G.quantize(x, t), t)) for t in names}
+    for _ in range(3):
+        for t in names:
+            q, y = want[t]
+            qo = np.full_like(q, 7)
+            assert G.quantize(x, t, out=qo) is qo and qo.tobytes() == q.tobytes(), t
+            yo = np.empty_like(y)
+            assert G.dequantize(q, t, out=yo) is yo and yo.tobytes() == y.tobytes(), t
+    q, y = want["Q8_0"]
+    with pytest.raises(LayoutError, match="shape"):
+        G.dequantize(q, "Q8_0", out=np.empty((3, 2, 255), np.float32))
+    with pytest.raises(LayoutError, match="shape"):
+        G.quantize(x, "Q8_0", out=np.empty((2, 3, q.shape[-1]), np.uint8))
+    with pytest.raises(LayoutError, match="dtype"):
+        G.quantize(x, "Q8_0", out=q.view(np.int8))
+    read_only = np.empty_like(y)
+    read_only.flags.writeable = False
+    with pytest.raises(LayoutError, match="writeable"):
+        G.dequantize(q, "Q8_0", out=read_only)
+    shared = np.zeros(x.size + q.size, np.float32)
+    with pytest.raises(LayoutError, match="overlap"):
+        G.dequantize(shared.view(np.uint8)[: q.size].reshape(q.shape), "Q8_0",
+                     out=shared[: y.size].reshape(y.shape))  # fmt: skip
+    with pytest.raises(TypeError, match="bool"):
+        G.quantize(x, True, out=np.empty_like(q))
+    raw = np.empty(y.nbytes + 1, np.uint8)[1:].view(np.float32).reshape(y.shape)  # unaligned
+    assert G.dequantize(q, "Q8_0", out=raw).tobytes() == y.tobytes()
+    strided = np.empty((3, 2, 2 * x.shape[-1]), np.float32)[..., ::2]
+    strided[...] = x
+    assert G.quantize(strided, "Q8_0", out=np.empty_like(q)).tobytes() == q.tobytes()

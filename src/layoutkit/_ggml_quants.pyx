@@ -16,6 +16,12 @@ from libc.string cimport memcpy, memset
 from libc.stdlib cimport free, malloc
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 
+cimport numpy as cnp
+
+import numpy as np
+
+cnp.import_array()
+
 # ---------------------------------------------------------------------------
 # type ids (ggml enum ggml_type)
 # ---------------------------------------------------------------------------
@@ -3332,6 +3338,74 @@ def dequantize_blocks(int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
         rc = run_blocks(&job, threads)
         if rc != 0:
             fn(&q[0], &out[0], nb)
+
+
+cdef bint _plain_array(object a, int type_num, bint writeable):
+    # A C-contiguous, aligned ndarray of this type (and writeable) of 1+ dims.
+    cdef cnp.ndarray arr
+    if type(a) is not np.ndarray:
+        return False
+    arr = <cnp.ndarray>a
+    return (cnp.PyArray_NDIM(arr) >= 1 and cnp.PyArray_TYPE(arr) == type_num and
+            cnp.PyArray_IS_C_CONTIGUOUS(arr) and cnp.PyArray_ISALIGNED(arr) and
+            (not writeable or cnp.PyArray_ISWRITEABLE(arr)))
+
+
+def blocks_into(bint quantize, int type_id, Py_ssize_t block_size, Py_ssize_t type_size,
+                object src, object out):
+    """One thread's quantize (float32 -> blocks) or dequantize (blocks -> float32)
+    of ``src`` into ``out`` when both are already what the call needs: the
+    repeat of a call validated before, checked in C. ``src`` C-contiguous and
+    aligned, whole blocks in its last dim; ``out`` of the other type and the
+    matching shape, C-contiguous, writeable and apart from ``src``. Returns
+    ``out``, or None when a check fails (the caller then validates in full)."""
+    cdef cnp.ndarray s, o
+    cdef int k, nd
+    cdef Py_ssize_t n, want, nb, lo, hi
+    cdef quant_fn qf = _quant_fn(type_id) if quantize else NULL
+    cdef dequant_fn df = NULL if quantize else _dequant_fn(type_id)
+    cdef const char* sp
+    cdef char* op
+    if (qf == NULL and df == NULL) or block_size <= 0 or type_size <= 0:
+        return None
+    if not (_plain_array(src, cnp.NPY_FLOAT32 if quantize else cnp.NPY_UINT8, False) and
+            _plain_array(out, cnp.NPY_UINT8 if quantize else cnp.NPY_FLOAT32, True)):
+        return None
+    s, o = <cnp.ndarray>src, <cnp.ndarray>out
+    nd = cnp.PyArray_NDIM(s)
+    if cnp.PyArray_NDIM(o) != nd:
+        return None
+    for k in range(nd - 1):
+        if cnp.PyArray_DIMS(s)[k] != cnp.PyArray_DIMS(o)[k]:
+            return None
+    n = cnp.PyArray_DIMS(s)[nd - 1]
+    if quantize:
+        want = n // block_size * type_size
+        if n % block_size:
+            return None
+    else:
+        want = n // type_size * block_size
+        if n % type_size:
+            return None
+    if cnp.PyArray_DIMS(o)[nd - 1] != want:
+        return None
+    lo, hi = <Py_ssize_t>cnp.PyArray_DATA(s), <Py_ssize_t>cnp.PyArray_DATA(o)
+    if lo < hi + cnp.PyArray_NBYTES(o) and hi < lo + cnp.PyArray_NBYTES(s):
+        return None
+    nb = cnp.PyArray_SIZE(s) // (block_size if quantize else type_size)
+    sp, op = <const char*>cnp.PyArray_DATA(s), <char*>cnp.PyArray_DATA(o)
+    if nb * type_size < 16384:  # small: keep the GIL (releasing it costs more)
+        if quantize:
+            qf(<const float*>sp, <uint8_t*>op, nb)
+        else:
+            df(<const uint8_t*>sp, <float*>op, nb)
+        return out
+    with nogil:
+        if quantize:
+            qf(<const float*>sp, <uint8_t*>op, nb)
+        else:
+            df(<const uint8_t*>sp, <float*>op, nb)
+    return out
 
 
 cdef void _free_row_kernels(object capsule) noexcept:
