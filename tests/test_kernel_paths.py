@@ -1469,3 +1469,47 @@ def test_padded_channels_outside_the_innermost_levels(store_mode, tag, shape, dt
     assert got.tobytes() == want.tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
     assert layout.unpack(out, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("offset", [0, 4, 8, 16, 32, 48])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize(
+    ("tag", "shape", "how"),
+    [
+        ("NCHW4c", (2, 8, 37, 53), "pack"),  # 1961-pixel planes: one box each, a ragged end
+        ("NCHW8c", (1, 16, 45, 45), "pack"),  # 2025 pixels
+        ("NCHW4c", (1, 8, 7, 7), "pack"),  # 49 pixels: boxes under one streamed step each
+        ("HCWNC4", (1, 8, 9, 35), "vitis"),  # W-rows of 35 pixels, box after box
+        ("HCWNC8", (1, 16, 5, 301), "vitis"),  # W-rows of 301 pixels
+    ],
+)
+def test_streamed_interleaves_of_whole_pixels(tag, shape, how, dtype, offset):
+    """4 or 8 channel planes of 2- or 4-byte elements into dense pixels with
+    streaming stores (every output streamed as if beyond the cache, not the
+    tests' stream-every-box mode): outputs at any offset in a line, aligned to
+    16 bytes or not, boxes longer and shorter than a step."""
+    dtype = np.dtype(dtype)
+    x = _data(shape, dtype, seed=offset)
+    if how == "pack":
+        want = ref_pack(x, tag).tobytes()
+    else:  # [H][C/b][W][N][b], channels padded with zeros
+        n, c, h, w = shape
+        b = int(tag[-1])
+        padded = np.zeros((n, -(-c // b) * b, h, w), dtype)
+        padded[:, :c] = x
+        want = padded.reshape(n, -1, b, h, w).transpose(3, 1, 4, 0, 2).tobytes()
+    raw = np.zeros(len(want) + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset - offset % dtype.itemsize
+    out = raw[start : start + len(want)].view(dtype)
+    old = _repack.set_stream_threshold(1)
+    try:
+        if how == "pack":
+            got = lk.Layout(tag).pack(x, out=out.reshape(lk.Layout(tag).physical_shape(shape)))
+        else:
+            got = lk.vitis.to_hw(
+                x, "NCHW", tag, out=out.reshape(lk.vitis.hw_shape(shape, "NCHW", tag))
+            )
+    finally:
+        _repack.set_stream_threshold(old)
+    assert got.tobytes() == want
+    assert not raw[:start].any() and not raw[start + len(want) :].any()

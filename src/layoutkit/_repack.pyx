@@ -153,6 +153,8 @@ cdef extern from "layoutkit_interleave.h" nogil:
                          Py_ssize_t run)
     void lk_interleave(void* out, const void* const* lanes, Py_ssize_t m, int k,
                        Py_ssize_t ostride, int es)
+    Py_ssize_t lk_interleave_stream(char* out, const void* const* lanes, Py_ssize_t m, int k,
+                                    int es)
     void lk_transpose(char* dst, Py_ssize_t drow, const char* src, Py_ssize_t slane,
                       Py_ssize_t rows, Py_ssize_t lanes, int es)
     int lk_tile_lanes(int es)
@@ -521,6 +523,28 @@ cdef inline void box_direct(const Plan* P, const char* src, char* dst, Py_ssize_
         box2d_cast(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
 
 
+cdef bint interleave_streamed(const Plan* P, const char* src, char* dst, Py_ssize_t n0,
+                              Py_ssize_t s0, Py_ssize_t d0, Py_ssize_t n1, Py_ssize_t s1,
+                              Py_ssize_t d1, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """A box of 4 or 8 whole lanes of 2- or 4-byte elements into dense pixels,
+    written with streaming stores (lk_interleave_stream; the last few pixels
+    through the cache). False where that does not apply."""
+    cdef Py_ssize_t es = P.esize
+    cdef Py_ssize_t done, j
+    cdef const void* lanes[8]
+    if not (P.cast_src < 0 and s0 == es and d1 == es and d0 == n1 * es and lo == 0
+            and hi == n1 and (n1 == 4 or n1 == 8) and (es == 2 or es == 4)):
+        return False
+    for j in range(n1):
+        lanes[j] = src + j * s1
+    done = lk_interleave_stream(dst, lanes, n0, <int>n1, <int>es)
+    if done == 0:
+        return False
+    if done < n0:
+        box_direct(P, src + done * s0, dst + done * d0, n0 - done, s0, d0, n1, s1, d1, lo, hi)
+    return True
+
+
 cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_ssize_t s0,
                   Py_ssize_t d0, Py_ssize_t n1, Py_ssize_t s1, Py_ssize_t d1, Py_ssize_t lo,
                   Py_ssize_t hi) noexcept nogil:
@@ -530,6 +554,8 @@ cdef void box_out(const Plan* P, const char* src, char* dst, Py_ssize_t n0, Py_s
     cdef bint small, pf
     cdef uint64_t stage_mem[STAGE_WORDS]
     cdef char* stage = <char*>((<size_t>stage_mem + 63) & ~(<size_t>63))
+    if P.stream and interleave_streamed(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi):
+        return
     small = n0 * n1 * es < 2 * STAGE or n1 * es < 256
     if not P.stream or d1 != es or (P.stream == 1 and small):
         box_direct(P, src, dst, n0, s0, d0, n1, s1, d1, lo, hi)
@@ -1533,10 +1559,17 @@ cdef void copy_interleave_boxes(const Plan* P, const int* order, int nord, Py_ss
     cdef Py_ssize_t es = P.esize
     cdef const void* lanes[16]
     cdef Py_ssize_t j
+    cdef Py_ssize_t done
     while True:
         for j in range(k):
             lanes[j] = src + j * s1
-        lk_interleave(dst, lanes, m, <int>k, k, <int>es)
+        done = 0
+        if P.stream and (k == 4 or k == 8) and (es == 2 or es == 4):
+            # Outputs beyond the cache: streaming stores (see lk_interleave_stream).
+            done = lk_interleave_stream(dst, lanes, m, <int>k, <int>es)
+            for j in range(k):
+                lanes[j] = src + j * s1 + done * es
+        lk_interleave(dst + done * k * es, lanes, m - done, <int>k, k, <int>es)
         if not advance_both(P, order, nord, idx, ext, &src, &dst):
             return
 
