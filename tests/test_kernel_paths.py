@@ -1513,3 +1513,17 @@ def test_streamed_interleaves_of_whole_pixels(tag, shape, how, dtype, offset):
         _repack.set_stream_threshold(old)
     assert got.tobytes() == want
     assert not raw[:start].any() and not raw[start + len(want) :].any()
+
+
+@pytest.mark.parametrize(("tag", "channels"), [("NCHW4c", 8), ("NCHW8c", 16), ("NCHW8c", 13)])
+def test_whole_planes_of_a_large_operation_stream(tag, channels):
+    """Planes of 64 KiB+ in an operation of 8 MiB+ are interleaved with streaming
+    stores even when the run as a whole is not streamed (a ragged last block
+    of channels keeps the cached path)."""
+    x = _data((1, channels, 512, 520), np.float16, seed=channels)
+    old = _repack.set_stream_threshold(-1)  # the run itself never streams
+    try:
+        got = lk.Layout(tag).pack(x)
+    finally:
+        _repack.set_stream_threshold(old)
+    assert got.tobytes() == ref_pack(x, tag).tobytes()
