@@ -1481,6 +1481,8 @@ def test_padded_channels_outside_the_innermost_levels(store_mode, tag, shape, dt
         ("NCHW4c", (1, 8, 7, 7), "pack"),  # 49 pixels: boxes under one streamed step each
         ("HCWNC4", (1, 8, 9, 35), "vitis"),  # W-rows of 35 pixels, box after box
         ("HCWNC8", (1, 16, 5, 301), "vitis"),  # W-rows of 301 pixels
+        ("HCWNC4", (8, 8, 3, 40), "vitis"),  # a batch: W-rows of 8 x 4 lanes, one L1 piece
+        ("HCWNC8", (8, 12, 2, 75), "vitis"),  # 8 x 8 lanes, padding ones, two L1 pieces
     ],
 )
 def test_streamed_interleaves_of_whole_pixels(tag, shape, how, dtype, offset):
