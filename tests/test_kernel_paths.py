@@ -1478,6 +1478,7 @@ def test_padded_channels_outside_the_innermost_levels(store_mode, tag, shape, dt
     [
         ("NCHW4c", (2, 8, 37, 53), "pack"),  # 1961-pixel planes: one box each, a ragged end
         ("NCHW8c", (1, 16, 45, 45), "pack"),  # 2025 pixels
+        ("NCHW16c", (1, 32, 17, 29), "pack"),  # 493 pixels of 16 lanes
         ("NCHW4c", (1, 8, 7, 7), "pack"),  # 49 pixels: boxes under one streamed step each
         ("HCWNC4", (1, 8, 9, 35), "vitis"),  # W-rows of 35 pixels, box after box
         ("HCWNC8", (1, 16, 5, 301), "vitis"),  # W-rows of 301 pixels
@@ -1517,7 +1518,9 @@ def test_streamed_interleaves_of_whole_pixels(tag, shape, how, dtype, offset):
     assert not raw[:start].any() and not raw[start + len(want) :].any()
 
 
-@pytest.mark.parametrize(("tag", "channels"), [("NCHW4c", 8), ("NCHW8c", 16), ("NCHW8c", 13)])
+@pytest.mark.parametrize(
+    ("tag", "channels"), [("NCHW4c", 8), ("NCHW8c", 16), ("NCHW8c", 13), ("NCHW16c", 16)]
+)
 def test_whole_planes_of_a_large_operation_stream(tag, channels):
     """Planes of 64 KiB+ in an operation of 8 MiB+ are interleaved with streaming
     stores even when the run as a whole is not streamed (a ragged last block

@@ -526,7 +526,7 @@ cdef inline void box_direct(const Plan* P, const char* src, char* dst, Py_ssize_
 cdef bint interleave_streamed(const Plan* P, const char* src, char* dst, Py_ssize_t n0,
                               Py_ssize_t s0, Py_ssize_t d0, Py_ssize_t n1, Py_ssize_t s1,
                               Py_ssize_t d1, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """A box of 4 or 8 whole lanes of 2- or 4-byte elements into dense pixels,
+    """A box of 4, 8 or 16 whole lanes of 2- or 4-byte elements into dense pixels,
     written with streaming stores (lk_interleave_stream; the last few pixels
     through the cache): in streamed runs, and for boxes of 64 KiB+ in runs of
     8 MiB+ (NCHW4c / NCHW8c float16 of 1x64x256x256, whole planes: 0.8x the
@@ -534,9 +534,9 @@ cdef bint interleave_streamed(const Plan* P, const char* src, char* dst, Py_ssiz
     False where that does not apply."""
     cdef Py_ssize_t es = P.esize
     cdef Py_ssize_t done, j
-    cdef const void* lanes[8]
+    cdef const void* lanes[16]
     if not (P.cast_src < 0 and s0 == es and d1 == es and d0 == n1 * es and lo == 0
-            and hi == n1 and (n1 == 4 or n1 == 8) and (es == 2 or es == 4)):
+            and hi == n1 and (n1 == 4 or n1 == 8 or n1 == 16) and (es == 2 or es == 4)):
         return False
     if not (P.stream or (n0 * n1 * es >= 65536 and lk_large_operation())):
         return False

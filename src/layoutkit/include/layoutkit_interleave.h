@@ -2956,7 +2956,7 @@ static inline void lk_stream_copy(char *restrict dst, const char *restrict src, 
     memcpy(dst, src, n);
 }
 
-/* 4 or 8 lanes of 2- or 4-byte elements into dense pixels (NCHW4c / NCHW8c,
+/* 4, 8 or 16 lanes of 2- or 4-byte elements into dense pixels (NCHW4c-16c,
  * HCWNC4 / HCWNC8 of channel planes) written with streaming stores, for
  * outputs beyond the cache: a step loads 16 bytes of each lane, transposes
  * them in registers and stores whole pixels in address order, 16 bytes at a
@@ -2971,18 +2971,18 @@ static ptrdiff_t lk_interleave_stream(char *restrict out, const void *const *lan
 #ifdef LK_HAVE_SSE2
     const ptrdiff_t per = 16 / (es > 0 ? es : 1);
     ptrdiff_t i = 0;
-    if (lk_simd() == 0 || (uintptr_t)out % 16 != 0 || !(k == 4 || k == 8) ||
+    if (lk_simd() == 0 || (uintptr_t)out % 16 != 0 || !(k == 4 || k == 8 || k == 16) ||
         !(es == 2 || es == 4))
         return 0;
-    const char *l[8];
+    const char *l[16];
     for (int j = 0; j < k; j++) l[j] = (const char *)lanes[j];
 #define LK_ILS_LOAD(j) _mm_loadu_si128((const __m128i *)(l[j] + i * es))
 #define LK_ILS_PUT(q, v) _mm_stream_si128((__m128i *)(o + 16 * (q)), v)
     for (; i + per <= m; i += per) {
         char *o = out + i * k * es;
         if (es == 4) {
-            /* Groups of 4 lanes: g[q] is pixel q's 16 bytes of the group. */
-            __m128i g[2][4];
+            /* Groups of 4 lanes: g[h][q] is pixel q's 16 bytes of group h. */
+            __m128i g[4][4];
             for (int h = 0; h < k / 4; h++) {
                 __m128i a = LK_ILS_LOAD(4 * h), b = LK_ILS_LOAD(4 * h + 1);
                 __m128i c = LK_ILS_LOAD(4 * h + 2), d = LK_ILS_LOAD(4 * h + 3);
@@ -2996,8 +2996,8 @@ static ptrdiff_t lk_interleave_stream(char *restrict out, const void *const *lan
             for (int q = 0; q < 4; q++)
                 for (int h = 0; h < k / 4; h++) LK_ILS_PUT(q * (k / 4) + h, g[h][q]);
         } else {
-            /* Pairs of 4 lanes: px[h][r] holds pixels 2r, 2r + 1 of lanes 4h..4h+3. */
-            __m128i px[2][4];
+            /* Groups of 4 lanes: px[h][r] holds pixels 2r, 2r + 1 of lanes 4h..4h+3. */
+            __m128i px[4][4];
             for (int h = 0; h < k / 4; h++) {
                 __m128i a = LK_ILS_LOAD(4 * h), b = LK_ILS_LOAD(4 * h + 1);
                 __m128i c = LK_ILS_LOAD(4 * h + 2), d = LK_ILS_LOAD(4 * h + 3);
@@ -3011,10 +3011,16 @@ static ptrdiff_t lk_interleave_stream(char *restrict out, const void *const *lan
             if (k == 4) {
                 for (int r = 0; r < 4; r++) LK_ILS_PUT(r, px[0][r]);
             } else {
-                for (int r = 0; r < 4; r++) {
-                    LK_ILS_PUT(2 * r, _mm_unpacklo_epi64(px[0][r], px[1][r]));
-                    LK_ILS_PUT(2 * r + 1, _mm_unpackhi_epi64(px[0][r], px[1][r]));
-                }
+                /* Pixel 2r is the low halves of groups 0..k/4-1, pixel 2r + 1
+                 * the high halves: k / 8 stores of 16 bytes each. */
+                const int w = k / 8;
+                for (int r = 0; r < 4; r++)
+                    for (int odd = 0; odd < 2; odd++)
+                        for (int h = 0; h < w; h++) {
+                            __m128i a = px[2 * h][r], b = px[2 * h + 1][r];
+                            LK_ILS_PUT((2 * r + odd) * w + h, odd ? _mm_unpackhi_epi64(a, b)
+                                                                   : _mm_unpacklo_epi64(a, b));
+                        }
             }
         }
     }
