@@ -1532,3 +1532,22 @@ def test_whole_planes_of_a_large_operation_stream(tag, channels):
     finally:
         _repack.set_stream_threshold(old)
     assert got.tobytes() == ref_pack(x, tag).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16])
+@pytest.mark.parametrize("pad", [0, 9])
+def test_three_channels_into_pixels_of_four_at_every_offset(dtype, pad):
+    """3 channels and a pad slot into NCHW4c pixels (the VBMI kernel on Intel,
+    shuffles elsewhere): planes one, two and many steps long, the output at
+    every element offset in a line."""
+    dtype = np.dtype(dtype)
+    layout = lk.Layout("NCHW4c")
+    for w in (64 // dtype.itemsize * 2, 100, 224):
+        x = _data((1, 3, 3, w), dtype, seed=w)
+        want = ref_pack(x, "NCHW4c", pad_value=pad).tobytes()
+        for offset in range(0, 64, dtype.itemsize):
+            raw = np.zeros(len(want) + 128, np.uint8)
+            start = (-raw.ctypes.data) % 64 + offset
+            out = raw[start : start + len(want)].view(dtype).reshape(layout.physical_shape(x.shape))
+            assert layout.pack(x, pad_value=pad, out=out).tobytes() == want, (w, offset)
+            assert not raw[:start].any() and not raw[start + len(want) :].any()
