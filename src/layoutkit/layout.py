@@ -490,7 +490,7 @@ class Layout:
         [1, -2, 127, 0]
         """
 
-        # A repeat of a call already validated runs straight away (see _engine._REPEATS, the same).
+        # A repeat of a call already validated is recognised and run in C (_engine's _REPEATS).
         done = _REPEATS.run(x, (0, self, pad_value, dtype, scale, zero_point), out, threads)
         if done is not None:
             return done
