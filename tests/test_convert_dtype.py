@@ -380,25 +380,25 @@ def test_quantize_small_planes_into_byte_lanes(tag, shape, src, dst, zero_point)
     ("dst", "zero_point"), [(np.int8, 0), (np.int8, -5), (np.uint8, 128), (np.uint8, 0)]
 )
 @pytest.mark.parametrize("pad", [0, 3])
-def test_rgb_planes_quantized_into_pixels_of_four(scale, dst, zero_point, pad):
-    """Three float32 planes quantized into NCHW4c / HCWNC4 pixels in one pass (an
-    AVX-512 kernel on Intel, 64 pixels a step; AVX2 elsewhere): ties and their
-    neighbours, saturation far beyond the range, infinities and NaN, in planes
-    of whole steps and with a ragged end, against QuantizeLinear then numpy's
-    pad and transpose."""
+@pytest.mark.parametrize("block", [4, 8])
+def test_rgb_planes_quantized_into_padded_pixels(scale, dst, zero_point, pad, block):
+    """Three float32 planes quantized into NCHW4c/8c and HCWNC4/8 pixels in one
+    pass (an AVX-512 kernel on Intel, 64 pixels a step; AVX2 elsewhere): ties
+    and their neighbours, saturation far beyond the range, infinities and NaN,
+    in planes of whole steps and with a ragged end, against QuantizeLinear then
+    numpy's pad and transpose."""
     k = np.arange(-400, 400, dtype=np.float32)
     base = (k + np.float32(0.5)) * np.float32(scale)
     special = np.array([np.inf, -np.inf, np.nan, 1e30, -1e30, 0.0, -0.0], np.float32)
     far = np.float32(scale) * np.array([32767.5, -32768.5, 40000.0, 2.0**31, -(2.0**31)])
     parts = [base, np.nextafter(base, np.float32(np.inf)), np.nextafter(base, np.float32(-np.inf))]
     values = np.concatenate([*parts, special, far.astype(np.float32)]).astype(np.float32)
+    tag = f"NCHW{block}c"
     for w in (64, 200, 7 * 64 + 13):
         x = np.resize(np.random.default_rng(w).permutation(values), 3 * 2 * w).reshape(1, 3, 2, w)
         q = quantize_ref(x, scale, zero_point, dst)
-        got = lk.Layout("NCHW4c").pack(
-            x, pad_value=pad, dtype=dst, scale=scale, zero_point=zero_point
-        )
-        assert got.tobytes() == ref_pack(q, "NCHW4c", pad_value=pad).tobytes(), w
+        got = lk.Layout(tag).pack(x, pad_value=pad, dtype=dst, scale=scale, zero_point=zero_point)
+        assert got.tobytes() == ref_pack(q, tag, pad_value=pad).tobytes(), w
     hw = lk.vitis.load_hsi(
         {
             "inputs": [
@@ -407,8 +407,8 @@ def test_rgb_planes_quantized_into_pixels_of_four(scale, dst, zero_point, pad):
                     "cpu_shape": [1, 3, 2, w],
                     "cpu_format": "NCHW",
                     "cpu_dtype": "float32",
-                    "hw_shape": [2, 1, w, 1, 4],
-                    "hw_format": "HCWNC4",
+                    "hw_shape": [2, 1, w, 1, block],
+                    "hw_format": f"HCWNC{block}",
                     "hw_dtype": np.dtype(dst).name,
                     "scale_factor": scale,
                     "zero_point": zero_point,
@@ -417,7 +417,7 @@ def test_rgb_planes_quantized_into_pixels_of_four(scale, dst, zero_point, pad):
             "outputs": [],
         }
     ).inputs[0]
-    padded = np.zeros((1, 4, 2, w), dst)
+    padded = np.zeros((1, block, 2, w), dst)
     padded[:, :3] = q
-    want = padded.reshape(1, 1, 4, 2, w).transpose(3, 1, 4, 0, 2)  # [H][C/4][W][N][4]
+    want = padded.reshape(1, 1, block, 2, w).transpose(3, 1, 4, 0, 2)  # [H][C/b][W][N][b]
     assert hw.to_hw(x).tobytes() == want.tobytes()

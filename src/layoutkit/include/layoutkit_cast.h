@@ -400,8 +400,9 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_interleave_avx2(
 
 #ifdef LK_HAVE_VBMI_TILES
 /*
- * Three float32 planes quantized into pixels of four bytes, the fourth the pad
- * value (an RGB image into NCHW4c / HCWNC4 of int8 or uint8), 64 pixels a step
+ * Three float32 planes quantized into pixels of k = 4 or 8 bytes, the rest the
+ * pad value (an RGB image into NCHW4c / HCWNC4 / HCWNC8 of int8 or uint8), 64
+ * pixels a step
  * with AVX-512: the arithmetic of lk_quantize_interleave_k on 16 floats a
  * vector (x * (1/scale), the steps near a tie redone by division; NaN and out
  * of range by lk_quant32; the conversion's own rounding; packs to int16, the
@@ -410,43 +411,75 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_interleave_avx2(
  * pi(p) = 16 ((p % 16) / 4) + 4 (p / 16) + p % 4 (pi is its own inverse); the
  * index of each 64-byte output register folds that order into the
  * interleave (one vpermt2b of planes 0 and 1, a vpermb of plane 2 merged over
- * its slots, the pad over the fourth), as lk_interleave3p_vbmi does. Returns
+ * its slots, the pad over the others), as lk_interleave3p_vbmi does. Returns
  * the pixels done (a multiple of 64), 0 where the scale does not allow it.
  */
 #define LK_QI3_PI(P) (16 * (((P) % 16) / 4) + 4 * ((P) / 16) + (P) % 4)
-#define LK_QI3_IDX(j, p) (((p) % 4 == 1 ? 64 : 0) + LK_QI3_PI(16 * (j) + (p) / 4))
-#define LK_QI3_R(p) LK_QI3_IDX(LK_QI3_J, p)
-static const uint8_t lk_qi3_vbmi_index[4][64] __attribute__((aligned(64))) = {
+/* Output register j of pixels of K bytes: byte p is slot p % K of pixel
+ * 64 j / K + p / K (slots past 2 take the pad, whatever the index says). */
+#define LK_QI3_IDX(K, j, p) (((p) % (K) == 1 ? 64 : 0) + LK_QI3_PI(64 / (K) * (j) + (p) / (K)))
+#define LK_QI3_R4(p) LK_QI3_IDX(4, LK_QI3_J, p)
+#define LK_QI3_R8(p) LK_QI3_IDX(8, LK_QI3_J, p)
+static const uint8_t lk_qi3_vbmi_index[12][64] __attribute__((aligned(64))) = {
+    /* pixels of 4 bytes: registers 0-3 */
 #define LK_QI3_J 0
-    {LK_IDX64(LK_QI3_R)},
+    {LK_IDX64(LK_QI3_R4)},
 #undef LK_QI3_J
 #define LK_QI3_J 1
-    {LK_IDX64(LK_QI3_R)},
+    {LK_IDX64(LK_QI3_R4)},
 #undef LK_QI3_J
 #define LK_QI3_J 2
-    {LK_IDX64(LK_QI3_R)},
+    {LK_IDX64(LK_QI3_R4)},
 #undef LK_QI3_J
 #define LK_QI3_J 3
-    {LK_IDX64(LK_QI3_R)},
+    {LK_IDX64(LK_QI3_R4)},
+#undef LK_QI3_J
+    /* pixels of 8 bytes: registers 0-7 */
+#define LK_QI3_J 0
+    {LK_IDX64(LK_QI3_R8)},
+#undef LK_QI3_J
+#define LK_QI3_J 1
+    {LK_IDX64(LK_QI3_R8)},
+#undef LK_QI3_J
+#define LK_QI3_J 2
+    {LK_IDX64(LK_QI3_R8)},
+#undef LK_QI3_J
+#define LK_QI3_J 3
+    {LK_IDX64(LK_QI3_R8)},
+#undef LK_QI3_J
+#define LK_QI3_J 4
+    {LK_IDX64(LK_QI3_R8)},
+#undef LK_QI3_J
+#define LK_QI3_J 5
+    {LK_IDX64(LK_QI3_R8)},
+#undef LK_QI3_J
+#define LK_QI3_J 6
+    {LK_IDX64(LK_QI3_R8)},
+#undef LK_QI3_J
+#define LK_QI3_J 7
+    {LK_IDX64(LK_QI3_R8)},
 #undef LK_QI3_J
 };
-#undef LK_QI3_R
+#undef LK_QI3_R4
+#undef LK_QI3_R8
 #undef LK_QI3_IDX
 #undef LK_QI3_PI
 
 LK_VBMI static ptrdiff_t lk_quantize_interleave3_vbmi(char *restrict dst, const char *restrict src,
-                                                      ptrdiff_t lane_stride, ptrdiff_t n,
+                                                      ptrdiff_t lane_stride, ptrdiff_t n, int k,
                                                       int is_signed, float scale, float zp,
                                                       int pad) {
     int exact;
-    if (n < 64 || !lk_quant_scale_ok(scale, &exact)) return 0;
+    if ((k != 4 && k != 8) || n < 64 || !lk_quant_scale_ok(scale, &exact)) return 0;
     const __m512 vinv = _mm512_set1_ps(1.0f / scale), vscale = _mm512_set1_ps(scale);
     const __m512 near_tie = _mm512_set1_ps(0.5f - 1.0f / 4096), huge = _mm512_set1_ps(1073741824.0f);
     const __m512i vzp = _mm512_set1_epi16((short)zp), int_min = _mm512_set1_epi32(INT32_MIN);
     const __m512i padv = _mm512_set1_epi8((char)pad);
-    const __mmask64 lane2 = 0x4444444444444444ULL, padm = 0x8888888888888888ULL;
-    __m512i idx[4];
-    for (int j = 0; j < 4; j++) idx[j] = _mm512_load_si512((const void *)lk_qi3_vbmi_index[j]);
+    const __mmask64 lane2 = k == 4 ? 0x4444444444444444ULL : 0x0404040404040404ULL;
+    const __mmask64 padm = k == 4 ? 0x8888888888888888ULL : 0xF8F8F8F8F8F8F8F8ULL;
+    __m512i idx[8];
+    for (int j = 0; j < k; j++)
+        idx[j] = _mm512_load_si512((const void *)lk_qi3_vbmi_index[(k == 4 ? 0 : 4) + j]);
     ptrdiff_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512i packed[3];
@@ -479,10 +512,10 @@ LK_VBMI static ptrdiff_t lk_quantize_interleave3_vbmi(char *restrict dst, const 
             __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), vzp);
             packed[l] = is_signed ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
         }
-        for (int j = 0; j < 4; j++) {
+        for (int j = 0; j < k; j++) {
             __m512i v = _mm512_permutex2var_epi8(packed[0], idx[j], packed[1]);
             v = _mm512_mask_permutexvar_epi8(v, lane2, idx[j], packed[2]);
-            _mm512_storeu_si512(dst + 4 * i + 64 * j, _mm512_mask_mov_epi8(v, padm, padv));
+            _mm512_storeu_si512(dst + k * i + 64 * j, _mm512_mask_mov_epi8(v, padm, padv));
         }
     }
     return i;
@@ -507,8 +540,8 @@ static inline ptrdiff_t lk_quantize_interleave(char *restrict dst, ptrdiff_t dro
             /* RGB planes into pixels of four (NCHW4c / HCWNC4 of one image), Intel:
              * fp32 -> int8 HCWNC4 of 1x3x224x224 0.80x the time of the AVX2 loop
              * (compare_builds.py); 1x3x1024x1024, memory-bound, alike. */
-            if (k == 4 && lo == 0 && hi == 3 && !lk_is_amd() && lk_vbmi())
-                done = lk_quantize_interleave3_vbmi(dst, src, lane_stride, n, dt == LK_T_I8,
+            if ((k == 4 || k == 8) && lo == 0 && hi == 3 && !lk_is_amd() && lk_vbmi())
+                done = lk_quantize_interleave3_vbmi(dst, src, lane_stride, n, k, dt == LK_T_I8,
                                                     scale, zp, pad);
 #endif
             return done + lk_quantize_interleave_avx2(dst + done * k, src + done * 4, lane_stride,
