@@ -418,50 +418,17 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_interleave_avx2(
 /* Output register j of pixels of K bytes: byte p is slot p % K of pixel
  * 64 j / K + p / K (slots past 2 take the pad, whatever the index says). */
 #define LK_QI3_IDX(K, j, p) (((p) % (K) == 1 ? 64 : 0) + LK_QI3_PI(64 / (K) * (j) + (p) / (K)))
-#define LK_QI3_R4(p) LK_QI3_IDX(4, LK_QI3_J, p)
-#define LK_QI3_R8(p) LK_QI3_IDX(8, LK_QI3_J, p)
+#define LK_QI3_IDX4(j, p) LK_QI3_IDX(4, j, p)
+#define LK_QI3_IDX8(j, p) LK_QI3_IDX(8, j, p)
+/* Pixels of 4 bytes: registers 0-3; of 8 bytes: registers 0-7 (rows 4-11). */
 static const uint8_t lk_qi3_vbmi_index[12][64] __attribute__((aligned(64))) = {
-    /* pixels of 4 bytes: registers 0-3 */
-#define LK_QI3_J 0
-    {LK_IDX64(LK_QI3_R4)},
-#undef LK_QI3_J
-#define LK_QI3_J 1
-    {LK_IDX64(LK_QI3_R4)},
-#undef LK_QI3_J
-#define LK_QI3_J 2
-    {LK_IDX64(LK_QI3_R4)},
-#undef LK_QI3_J
-#define LK_QI3_J 3
-    {LK_IDX64(LK_QI3_R4)},
-#undef LK_QI3_J
-    /* pixels of 8 bytes: registers 0-7 */
-#define LK_QI3_J 0
-    {LK_IDX64(LK_QI3_R8)},
-#undef LK_QI3_J
-#define LK_QI3_J 1
-    {LK_IDX64(LK_QI3_R8)},
-#undef LK_QI3_J
-#define LK_QI3_J 2
-    {LK_IDX64(LK_QI3_R8)},
-#undef LK_QI3_J
-#define LK_QI3_J 3
-    {LK_IDX64(LK_QI3_R8)},
-#undef LK_QI3_J
-#define LK_QI3_J 4
-    {LK_IDX64(LK_QI3_R8)},
-#undef LK_QI3_J
-#define LK_QI3_J 5
-    {LK_IDX64(LK_QI3_R8)},
-#undef LK_QI3_J
-#define LK_QI3_J 6
-    {LK_IDX64(LK_QI3_R8)},
-#undef LK_QI3_J
-#define LK_QI3_J 7
-    {LK_IDX64(LK_QI3_R8)},
-#undef LK_QI3_J
+    {LK_IDX64J(LK_QI3_IDX4, 0)}, {LK_IDX64J(LK_QI3_IDX4, 1)}, {LK_IDX64J(LK_QI3_IDX4, 2)},
+    {LK_IDX64J(LK_QI3_IDX4, 3)}, {LK_IDX64J(LK_QI3_IDX8, 0)}, {LK_IDX64J(LK_QI3_IDX8, 1)},
+    {LK_IDX64J(LK_QI3_IDX8, 2)}, {LK_IDX64J(LK_QI3_IDX8, 3)}, {LK_IDX64J(LK_QI3_IDX8, 4)},
+    {LK_IDX64J(LK_QI3_IDX8, 5)}, {LK_IDX64J(LK_QI3_IDX8, 6)}, {LK_IDX64J(LK_QI3_IDX8, 7)},
 };
-#undef LK_QI3_R4
-#undef LK_QI3_R8
+#undef LK_QI3_IDX4
+#undef LK_QI3_IDX8
 #undef LK_QI3_IDX
 #undef LK_QI3_PI
 

@@ -728,6 +728,13 @@ __attribute__((target("avx2"))) static inline void lk_tilew(char *d, ptrdiff_t d
     _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(lo))), \
                             _mm_loadu_si128((const __m128i *)(hi)), 1)
 #define LK_IDX8(F, b) F(b), F(b + 1), F(b + 2), F(b + 3), F(b + 4), F(b + 5), F(b + 6), F(b + 7)
+/* The same with a register number j: F(j, p) for p = 0..63. */
+#define LK_IDX8J(F, j, b)                                                        \
+    F(j, b), F(j, b + 1), F(j, b + 2), F(j, b + 3), F(j, b + 4), F(j, b + 5), F(j, b + 6), \
+        F(j, b + 7)
+#define LK_IDX64J(F, j)                                                          \
+    LK_IDX8J(F, j, 0), LK_IDX8J(F, j, 8), LK_IDX8J(F, j, 16), LK_IDX8J(F, j, 24), \
+        LK_IDX8J(F, j, 32), LK_IDX8J(F, j, 40), LK_IDX8J(F, j, 48), LK_IDX8J(F, j, 56)
 #define LK_IDX64(F)                                                              \
     LK_IDX8(F, 0), LK_IDX8(F, 8), LK_IDX8(F, 16), LK_IDX8(F, 24), LK_IDX8(F, 32), \
         LK_IDX8(F, 40), LK_IDX8(F, 48), LK_IDX8(F, 56)
@@ -2603,40 +2610,12 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_interleave_padded_avx2(
  * lane: index q es + p % es, plus 64 for lane 1. */
 #define LK_IL3P_1(j, p) (((p) % 4 == 1 ? 64 : 0) + 16 * (j) + (p) / 4)
 #define LK_IL3P_2(j, p) (((p) % 8 / 2 == 1 ? 64 : 0) + 2 * (8 * (j) + (p) / 8) + (p) % 2)
-#define LK_IL3P_R1(p) LK_IL3P_1(LK_IL3P_J, p)
-#define LK_IL3P_R2(p) LK_IL3P_2(LK_IL3P_J, p)
 static const uint8_t lk_il3p_vbmi_index[2][4][64] __attribute__((aligned(64))) = {
-    {
-#define LK_IL3P_J 0
-        {LK_IDX64(LK_IL3P_R1)},
-#undef LK_IL3P_J
-#define LK_IL3P_J 1
-        {LK_IDX64(LK_IL3P_R1)},
-#undef LK_IL3P_J
-#define LK_IL3P_J 2
-        {LK_IDX64(LK_IL3P_R1)},
-#undef LK_IL3P_J
-#define LK_IL3P_J 3
-        {LK_IDX64(LK_IL3P_R1)},
-#undef LK_IL3P_J
-    },
-    {
-#define LK_IL3P_J 0
-        {LK_IDX64(LK_IL3P_R2)},
-#undef LK_IL3P_J
-#define LK_IL3P_J 1
-        {LK_IDX64(LK_IL3P_R2)},
-#undef LK_IL3P_J
-#define LK_IL3P_J 2
-        {LK_IDX64(LK_IL3P_R2)},
-#undef LK_IL3P_J
-#define LK_IL3P_J 3
-        {LK_IDX64(LK_IL3P_R2)},
-#undef LK_IL3P_J
-    },
+    {{LK_IDX64J(LK_IL3P_1, 0)}, {LK_IDX64J(LK_IL3P_1, 1)}, {LK_IDX64J(LK_IL3P_1, 2)},
+     {LK_IDX64J(LK_IL3P_1, 3)}},
+    {{LK_IDX64J(LK_IL3P_2, 0)}, {LK_IDX64J(LK_IL3P_2, 1)}, {LK_IDX64J(LK_IL3P_2, 2)},
+     {LK_IDX64J(LK_IL3P_2, 3)}},
 };
-#undef LK_IL3P_R1
-#undef LK_IL3P_R2
 #undef LK_IL3P_1
 #undef LK_IL3P_2
 
@@ -3068,52 +3047,49 @@ static ptrdiff_t lk_interleave_stream(char *restrict out, const void *const *lan
     for (int j = 0; j < k; j++) l[j] = (const char *)lanes[j];
 #define LK_ILS_LOAD(j) _mm_loadu_si128((const __m128i *)(l[j] + i * es))
 #define LK_ILS_PUT(q, v) _mm_stream_si128((__m128i *)(o + 16 * (q)), v)
+    /* Lanes 4h..4h+3 of a step: two rounds of unpacks (elements, then pairs
+     * of them) leave r[q] with element q of each lane side by side (es = 4:
+     * pixel q's 16 bytes of the group; es = 2: pixels 2q and 2q + 1). */
+#define LK_ILS_GROUP(r, h, LO1, HI1, LO2, HI2)                                   \
+    {                                                                            \
+        __m128i a = LK_ILS_LOAD(4 * (h)), b = LK_ILS_LOAD(4 * (h) + 1);          \
+        __m128i c = LK_ILS_LOAD(4 * (h) + 2), d = LK_ILS_LOAD(4 * (h) + 3);      \
+        __m128i t0 = LO1(a, b), t1 = HI1(a, b), t2 = LO1(c, d), t3 = HI1(c, d);  \
+        (r)[0] = LO2(t0, t2);                                                    \
+        (r)[1] = HI2(t0, t2);                                                    \
+        (r)[2] = LO2(t1, t3);                                                    \
+        (r)[3] = HI2(t1, t3);                                                    \
+    }
     for (; i + per <= m; i += per) {
         char *o = out + i * k * es;
+        __m128i g[4][4];
         if (es == 4) {
-            /* Groups of 4 lanes: g[h][q] is pixel q's 16 bytes of group h. */
-            __m128i g[4][4];
-            for (int h = 0; h < k / 4; h++) {
-                __m128i a = LK_ILS_LOAD(4 * h), b = LK_ILS_LOAD(4 * h + 1);
-                __m128i c = LK_ILS_LOAD(4 * h + 2), d = LK_ILS_LOAD(4 * h + 3);
-                __m128i t0 = _mm_unpacklo_epi32(a, b), t1 = _mm_unpackhi_epi32(a, b);
-                __m128i t2 = _mm_unpacklo_epi32(c, d), t3 = _mm_unpackhi_epi32(c, d);
-                g[h][0] = _mm_unpacklo_epi64(t0, t2);
-                g[h][1] = _mm_unpackhi_epi64(t0, t2);
-                g[h][2] = _mm_unpacklo_epi64(t1, t3);
-                g[h][3] = _mm_unpackhi_epi64(t1, t3);
-            }
+            for (int h = 0; h < k / 4; h++)
+                LK_ILS_GROUP(g[h], h, _mm_unpacklo_epi32, _mm_unpackhi_epi32, _mm_unpacklo_epi64,
+                             _mm_unpackhi_epi64)
             for (int q = 0; q < 4; q++)
                 for (int h = 0; h < k / 4; h++) LK_ILS_PUT(q * (k / 4) + h, g[h][q]);
+            continue;
+        }
+        for (int h = 0; h < k / 4; h++)
+            LK_ILS_GROUP(g[h], h, _mm_unpacklo_epi16, _mm_unpackhi_epi16, _mm_unpacklo_epi32,
+                         _mm_unpackhi_epi32)
+        if (k == 4) {
+            for (int r = 0; r < 4; r++) LK_ILS_PUT(r, g[0][r]);
         } else {
-            /* Groups of 4 lanes: px[h][r] holds pixels 2r, 2r + 1 of lanes 4h..4h+3. */
-            __m128i px[4][4];
-            for (int h = 0; h < k / 4; h++) {
-                __m128i a = LK_ILS_LOAD(4 * h), b = LK_ILS_LOAD(4 * h + 1);
-                __m128i c = LK_ILS_LOAD(4 * h + 2), d = LK_ILS_LOAD(4 * h + 3);
-                __m128i t0 = _mm_unpacklo_epi16(a, b), t1 = _mm_unpackhi_epi16(a, b);
-                __m128i t2 = _mm_unpacklo_epi16(c, d), t3 = _mm_unpackhi_epi16(c, d);
-                px[h][0] = _mm_unpacklo_epi32(t0, t2);
-                px[h][1] = _mm_unpackhi_epi32(t0, t2);
-                px[h][2] = _mm_unpacklo_epi32(t1, t3);
-                px[h][3] = _mm_unpackhi_epi32(t1, t3);
-            }
-            if (k == 4) {
-                for (int r = 0; r < 4; r++) LK_ILS_PUT(r, px[0][r]);
-            } else {
-                /* Pixel 2r is the low halves of groups 0..k/4-1, pixel 2r + 1
-                 * the high halves: k / 8 stores of 16 bytes each. */
-                const int w = k / 8;
-                for (int r = 0; r < 4; r++)
-                    for (int odd = 0; odd < 2; odd++)
-                        for (int h = 0; h < w; h++) {
-                            __m128i a = px[2 * h][r], b = px[2 * h + 1][r];
-                            LK_ILS_PUT((2 * r + odd) * w + h, odd ? _mm_unpackhi_epi64(a, b)
-                                                                   : _mm_unpacklo_epi64(a, b));
-                        }
-            }
+            /* Pixel 2r is the low halves of groups 0..k/4-1, pixel 2r + 1 the
+             * high halves: k / 8 stores of 16 bytes each. */
+            const int w = k / 8;
+            for (int r = 0; r < 4; r++)
+                for (int odd = 0; odd < 2; odd++)
+                    for (int h = 0; h < w; h++) {
+                        __m128i a = g[2 * h][r], b = g[2 * h + 1][r];
+                        LK_ILS_PUT((2 * r + odd) * w + h, odd ? _mm_unpackhi_epi64(a, b)
+                                                               : _mm_unpacklo_epi64(a, b));
+                    }
         }
     }
+#undef LK_ILS_GROUP
 #undef LK_ILS_LOAD
 #undef LK_ILS_PUT
     return i;
