@@ -7,6 +7,7 @@ padded lanes, and the portable build (``LAYOUTKIT_SIMD=portable``, run in a
 subprocess because the choice is made once per process).
 """
 
+import itertools
 import os
 import subprocess
 import sys
@@ -313,6 +314,26 @@ def test_streamed_byte_lanes_of_a_batch(offset):
     got = layout.pack(x, out=out)
     assert got.tobytes() == ref_pack(x, "NCHW32c", dims="NCHW").tobytes()
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
+@pytest.mark.parametrize("offset", [0, 1, 16, 40])
+@pytest.mark.parametrize("tag", ["NCHW8c", "NCHW16c", "HCWN8c"])
+def test_short_byte_lanes_at_every_length(tag, offset):
+    """Planes of 1-140 bytes into pixels of 8 or 16 bytes (7x7 planes of 2048
+    channels): one masked step below 64 bytes, steps plus one that ends at the
+    plane's end above; the 16-lane zips stop at 128 bytes. Every length, with
+    and without padding channels in the last block, at odd output offsets;
+    nothing outside the output is written."""
+    lanes = 16 if tag == "NCHW16c" else 8
+    for w, c in itertools.product([*range(1, 70), 71, 96, 100, 127, 128, 129, 140], [0, 3]):
+        shape = (1, 64 * lanes + c, 1, w)
+        x = _data(shape, np.uint8, seed=w)
+        layout = lk.Layout(tag, dims="NCHW")
+        raw, start, out = _output_at(layout.physical_shape(shape), np.uint8, offset)
+        raw[:] = 0xA5  # masked loads read zeros past a lane: a stray store would not be 0xA5
+        got = layout.pack(x, pad_value=5, out=out)
+        assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes(), w
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
 @pytest.mark.parametrize("offset", [0, 8, 16, 32, 48])
