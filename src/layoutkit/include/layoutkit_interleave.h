@@ -410,7 +410,7 @@ static inline void lk_interleave(void *restrict out, const void *const *lanes, p
                                  int k, ptrdiff_t ostride, int es) {
     /* Short byte lanes into pixels of 8 or 16 (NCHW8c / NCHW16c / HCWNC8 of
      * 7x7 planes, crouton <-> NHWC of 1x3x224x224). */
-    if (ostride == k && m * es <= LK_ZIPN_MAX_BYTES && lk_interleave_zipn(out, lanes, m, k, es))
+    if (ostride == k && lk_interleave_zipn(out, lanes, m, k, es))
         return;
     lk_interleave_long(out, lanes, m, k, ostride, es);
 }
@@ -977,9 +977,9 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
 #define LK_ZIPN_STEP16(t, l, i, masked, lmask) LK_ZIPN_STEP(16, 4, t, l, i, masked, lmask)
 #define LK_DEFINE_ZIPN(K)                                                                 \
     LK_VBMI __attribute__((target("bmi2"))) static void lk_interleave_zip##K##_u8(        \
-        char *o, const void *const *lanes, ptrdiff_t m) {                                 \
+        char *o, const void *const *lanes, ptrdiff_t off, ptrdiff_t m) {                  \
         const char *l[K];                                                                 \
-        for (int j = 0; j < K; j++) l[j] = (const char *)lanes[j];                        \
+        lk_offset_lanes((const void **)l, lanes, K, off);                                 \
         __m512i t[K];                                                                     \
         if (m < 64) {                                                                     \
             const __mmask64 lmask = _bzhi_u64(~0ULL, (unsigned)m);                        \
@@ -999,21 +999,38 @@ LK_DEFINE_ZIPN(8)
 LK_DEFINE_ZIPN(16)
 #endif
 
-/* lk_interleave_zip<k>_u8 on Intel CPUs with AVX-512 VBMI (unmeasured on
- * AMD): 1 if done, 0 if not. */
+/* Whether lk_interleave_zipn takes k lanes of m es-byte elements: Intel CPUs
+ * with AVX-512 VBMI (unmeasured on AMD). */
+static inline int lk_zipn_applies(ptrdiff_t m, int k, int es) {
+#ifdef LK_HAVE_VBMI_TILES
+    return es == 1 && m <= LK_ZIPN_MAX_BYTES && (k == 8 || (k == 16 && m <= 128)) &&
+           !lk_is_amd() && lk_vbmi();
+#else
+    (void)m; (void)k; (void)es;
+    return 0;
+#endif
+}
+
+/* lk_interleave_zip<k>_u8 of lanes[j] + off, where lk_zipn_applies: a caller
+ * that walks boxes of the same lanes builds their table once. */
+static inline void lk_interleave_zipn_at(void *restrict out, const void *const *lanes,
+                                         ptrdiff_t off, ptrdiff_t m, int k) {
+#ifdef LK_HAVE_VBMI_TILES
+    if (k == 8)
+        lk_interleave_zip8_u8((char *)out, lanes, off, m);
+    else
+        lk_interleave_zip16_u8((char *)out, lanes, off, m);
+#else
+    (void)out; (void)lanes; (void)off; (void)m; (void)k;
+#endif
+}
+
+/* 1 if done by lk_interleave_zip<k>_u8, 0 if not. */
 static int lk_interleave_zipn(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
                               int es) {
-#ifdef LK_HAVE_VBMI_TILES
-    if (es == 1 && (k == 8 || (k == 16 && m <= 128)) && !lk_is_amd() && lk_vbmi()) {
-        if (k == 8)
-            lk_interleave_zip8_u8((char *)out, lanes, m);
-        else
-            lk_interleave_zip16_u8((char *)out, lanes, m);
-        return 1;
-    }
-#endif
-    (void)out; (void)lanes; (void)m; (void)k; (void)es;
-    return 0;
+    if (!lk_zipn_applies(m, k, es)) return 0;
+    lk_interleave_zipn_at(out, lanes, 0, m, k);
+    return 1;
 }
 
 /* lk_interleave8_f16_vbmi on Intel CPUs with AVX-512 VBMI (unmeasured on
