@@ -316,24 +316,59 @@ def test_streamed_byte_lanes_of_a_batch(offset):
     assert not raw[:start].any() and not raw[start + out.nbytes :].any()
 
 
-@pytest.mark.parametrize("offset", [0, 1, 16, 40])
-@pytest.mark.parametrize("tag", ["NCHW8c", "NCHW16c", "HCWN8c"])
-def test_short_byte_lanes_at_every_length(tag, offset):
-    """Planes of 1-140 bytes into pixels of 8 or 16 bytes (7x7 planes of 2048
-    channels): one masked step below 64 bytes, steps plus one that ends at the
-    plane's end above; the 16-lane zips stop at 128 bytes. Every length, with
-    and without padding channels in the last block, at odd output offsets;
-    nothing outside the output is written."""
-    lanes = 16 if tag == "NCHW16c" else 8
+@pytest.mark.parametrize("offset", [0, 2, 16, 40])
+@pytest.mark.parametrize(
+    ("tag", "dtype"),
+    [
+        ("NCHW8c", np.uint8),
+        ("NCHW16c", np.uint8),
+        ("HCWN8c", np.uint8),
+        ("NCHW4c", np.float16),
+        ("NCHW8c", np.float16),
+        ("HCWN4c", np.float16),
+        ("HCWN8c", np.float16),
+        ("NCHW4c", np.float32),
+        ("NCHW8c", np.float32),
+        ("HCWN4c", np.float32),
+        ("HCWN8c", np.float32),
+    ],
+    ids=str,
+)
+def test_short_lanes_at_every_length(tag, dtype, offset):
+    """Planes of 1-140 elements into dense pixels (7x7 planes of 2048
+    channels): whole 64-byte steps, then a last step under masks; the zips stop
+    at planes of 256 bytes (128 for 16 byte lanes). Every length, with and
+    without padding channels in the last block, at odd output offsets; nothing
+    outside the output is written."""
+    layout = lk.Layout(tag, dims="NCHW")
+    lanes = int(tag[4:-1])
     for w, c in itertools.product([*range(1, 70), 71, 96, 100, 127, 128, 129, 140], [0, 3]):
-        shape = (1, 64 * lanes + c, 1, w)
-        x = _data(shape, np.uint8, seed=w)
-        layout = lk.Layout(tag, dims="NCHW")
-        raw, start, out = _output_at(layout.physical_shape(shape), np.uint8, offset)
+        shape = (1, 32 * lanes + c, 1, w)
+        x = _data(shape, dtype, seed=w)
+        raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
         raw[:] = 0xA5  # masked loads read zeros past a lane: a stray store would not be 0xA5
         got = layout.pack(x, pad_value=5, out=out)
-        assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes(), w
+        want = ref_pack(x, tag, dims="NCHW", pad_value=5)
+        assert got.tobytes() == want.tobytes(), w
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+
+
+@pytest.mark.parametrize("offset", [1, 2, 3, 6])
+@pytest.mark.parametrize("dtype", [np.uint16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("tag", ["NCHW4c", "NCHW8c", "NCHW16c", "HCWN8c"])
+@pytest.mark.parametrize("shape", [(1, 3, 40, 41), (1, 259, 1, 9)])
+def test_padded_pixels_at_element_misaligned_outputs(shape, tag, dtype, offset):
+    """An output view that starts between element boundaries (numpy allows
+    it) gets the same bytes: the VBMI padded-row kernel merges a pad vector of
+    whole elements, so it leaves such outputs to the other kernels (its pad
+    bytes came out shifted). Nothing outside the output is written."""
+    x = _data(shape, dtype, seed=offset)
+    layout = lk.Layout(tag, dims="NCHW")
+    raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
+    raw[:] = 0xA5
+    got = layout.pack(x, pad_value=5, out=out)
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes()
+    assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
 @pytest.mark.parametrize("offset", [0, 8, 16, 32, 48])

@@ -155,9 +155,10 @@ cdef extern from "layoutkit_interleave.h" nogil:
                        Py_ssize_t ostride, int es)
     Py_ssize_t lk_interleave_stream(char* out, const void* const* lanes, Py_ssize_t m, int k,
                                     int es)
-    int lk_zipn_applies(Py_ssize_t m, int k, int es)
+    int lk_zipn_applies(Py_ssize_t m, int k, int es, int lane_box)
+    void lk_interleave_lane_box(void* out, const void* const* lanes, Py_ssize_t m, int k, int es)
     void lk_interleave_zipn_at(void* out, const void* const* lanes, Py_ssize_t off, Py_ssize_t m,
-                               int k)
+                               int k, int es)
     void lk_transpose(char* dst, Py_ssize_t drow, const char* src, Py_ssize_t slane,
                       Py_ssize_t rows, Py_ssize_t lanes, int es)
     int lk_tile_lanes(int es)
@@ -760,7 +761,7 @@ cdef inline void copy_lane_box(char* dst, const char* src, const Py_ssize_t* lan
         mm = m - i0 if m - i0 < TILE else TILE
         for j in range(K):
             lanes[j] = padbuf if lane_pad[j] else src + lane_off[j] + i0 * es
-        lk_interleave(dst + i0 * K * es, lanes, mm, <int>K, K, <int>es)
+        lk_interleave_lane_box(dst + i0 * K * es, lanes, mm, <int>K, <int>es)
         i0 += mm
 
 
@@ -1008,14 +1009,14 @@ cdef bint copy_box_grid(const Plan* P, const int* order, int nord, Py_ssize_t* i
     return True
 
 
-cdef void copy_short_byte_lanes(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
-                                const Py_ssize_t* ext, const char* src, char* dst,
-                                const Py_ssize_t* lane_off, Py_ssize_t m, Py_ssize_t K,
-                                bint prefetch_next) noexcept nogil:
-    """copy_lanes' boxes of 8 or 16 short byte lanes, none of them padding
-    (NCHW8c / NCHW16c of 7x7 planes), where lk_zipn_applies: the lane table is
-    built once, and each box passes its offset from the first box (building
-    the table per box was a fifth of the time)."""
+cdef void copy_short_lanes(const Plan* P, const int* order, int nord, Py_ssize_t* idx,
+                           const Py_ssize_t* ext, const char* src, char* dst,
+                           const Py_ssize_t* lane_off, Py_ssize_t m, Py_ssize_t K,
+                           bint prefetch_next) noexcept nogil:
+    """copy_lanes' boxes of short lanes, none of them padding (NCHW8c /
+    NCHW16c of 7x7 planes), where lk_zipn_applies: the lane table is built
+    once, and each box passes its offset from the first box (building the
+    table per box was a fifth of the time)."""
     cdef const void* lanes[16]
     cdef const char* base = src
     cdef Py_ssize_t j
@@ -1026,8 +1027,8 @@ cdef void copy_short_byte_lanes(const Plan* P, const int* order, int nord, Py_ss
         if nord > 0 and prefetch_next and idx[order[nord - 1]] + 1 < ext[order[nord - 1]]:
             k = order[nord - 1]
             for j in range(K):
-                lk_prefetch_lane(src + P.ss[k] + lane_off[j], m)
-        lk_interleave_zipn_at(dst, lanes, src - base, m, <int>K)
+                lk_prefetch_lane(src + P.ss[k] + lane_off[j], m * P.esize)
+        lk_interleave_zipn_at(dst, lanes, src - base, m, <int>K, <int>P.esize)
         if not advance_both(P, order, nord, idx, ext, &src, &dst):
             return
 
@@ -1206,13 +1207,13 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         while pf_live and k < PF_BOXES:
             pf_live = advance_both(P, order, nord, pf_idx, ext, &pf_src, &pf_dst)
             k += 1
-    if m * es > 16 and lk_zipn_applies(m, <int>K, <int>es):
+    if m * es > 16 and lk_zipn_applies(m, <int>K, <int>es, 1):
         j = 0
         while j < K and not lane_pad[j]:
             j += 1
         if j == K:
-            copy_short_byte_lanes(P, order, nord, idx, ext, src, dst, lane_off, m, K,
-                                  prefetch_next)
+            copy_short_lanes(P, order, nord, idx, ext, src, dst, lane_off, m, K,
+                             prefetch_next)
             return True
     while True:
         if m * es <= 16:

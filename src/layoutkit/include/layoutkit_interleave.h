@@ -330,7 +330,7 @@ static int lk_interleave_zip(void *restrict out, const void *const *lanes, ptrdi
 /* Lanes of at most this many bytes go to lk_interleave_zipn. */
 #define LK_ZIPN_MAX_BYTES 256
 static int lk_interleave_zipn(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
-                              int es);
+                              int es, int lane_box);
 
 /* rest[j] = lanes[j] + off bytes, one pointer at a time: callers build lane
  * tables with 8-byte stores just before, and the 16-byte loads a vectorised
@@ -408,11 +408,16 @@ static inline void lk_interleave_long(void *restrict out, const void *const *lan
 /* K lanes of m elements of es bytes into rows ostride elements apart. */
 static inline void lk_interleave(void *restrict out, const void *const *lanes, ptrdiff_t m,
                                  int k, ptrdiff_t ostride, int es) {
-    /* Short byte lanes into pixels of 8 or 16 (NCHW8c / NCHW16c / HCWNC8 of
-     * 7x7 planes, crouton <-> NHWC of 1x3x224x224). */
-    if (ostride == k && lk_interleave_zipn(out, lanes, m, k, es))
-        return;
+    /* Short lanes into dense pixels (7x7 planes into NCHW8c and the like). */
+    if (ostride == k && lk_interleave_zipn(out, lanes, m, k, es, 0)) return;
     lk_interleave_long(out, lanes, m, k, ostride, es);
+}
+
+/* lk_interleave of one box of copy_lanes: k lanes into pixels of k. */
+static inline void lk_interleave_lane_box(void *restrict out, const void *const *lanes,
+                                          ptrdiff_t m, int k, int es) {
+    if (lk_interleave_zipn(out, lanes, m, k, es, 1)) return;
+    lk_interleave_long(out, lanes, m, k, k, es);
 }
 
 /* nq x n0 runs of `run` bytes (16, 32, 64 or 128), run (q, r) from src + q sq +
@@ -901,22 +906,21 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
 }
 
 /*
- * Short byte lanes (7x7 planes: 49 bytes) into pixels of K = 8 or 16 bytes.
- * A step loads 64 bytes of every lane; lanes shorter than that are read with
- * masked loads and their pixels written with a masked last store, so a plane
- * of 49 bytes is one step where the compiler's loops ran 16-byte steps and a
- * scalar tail per lane. Longer lanes end with one more step that ends at m,
- * rewriting pixels already written.
+ * Short lanes (7x7 planes: 49 elements) into dense pixels of K lanes of ES
+ * bytes: K = 8 or 16 bytes, 4 or 8 of float16, 4 or 8 of float32. A step
+ * loads 64 bytes of every lane and the last, shorter one is read with masked
+ * loads and written with a masked last store, where the compiler's loops ran
+ * 16-byte steps and a scalar tail per lane.
  *
  * The zips run inside each 16-byte chunk (vpunpckl/h: one uop; the Xeon's
- * vpermt2b is three): after log2 K rounds, chunk c of register t holds output
- * bytes 16 (c K + t) ... of the step, so output register c K / 4 + g is
- * chunk c of registers 4g .. 4g + 3, a 4 x 4 chunk transpose. Against the
- * compiler's loop (16 lanes) and the VBMI 16-row kernel (8 lanes), best of 60
- * hot-loop batches on the Xeon (Emerald Rapids), 1x2048x7x7: NCHW16c uint8
- * 0.55x the time, NCHW8c 0.67x, HCWNC8 int8 0.74x. Not used where it measured
- * no faster: 16 lanes of more than 128 bytes, 2 and 4 lanes, wider elements,
- * 32 lanes (two 16-lane steps and a zip of their halves, which spill).
+ * vpermt2b is three), then 4 x 4 chunk transposes put the chunks in output
+ * order. Against the kernels before, best of 60 hot-loop batches on the Xeon
+ * (Emerald Rapids), 1x2048x7x7: NCHW16c uint8 0.55x the time, NCHW8c uint8
+ * 0.67x, float16 0.73x, float32 0.72x; NCHW4c float16 0.73x; HCWNC8 int8
+ * 0.74x, float16 0.72x, float32 0.77x; HCWNC4 float16 0.65x. Not used where
+ * it measured no faster: lanes of more than 256 bytes (16 byte lanes: 128),
+ * 2 lanes, 16 of float16 (the tile transposes take those), 32 lanes (two
+ * 16-lane steps and a zip of their halves, which spill).
  */
 #define LK_UNPACK512(LOHI, u, a, b)                                                       \
     ((u) == 1 ? _mm512_unpack##LOHI##_epi8(a, b)                                          \
@@ -937,31 +941,43 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
         o2 = _mm512_shuffle_i64x2(ab23, cd23, 0x44);                                      \
         o3 = _mm512_shuffle_i64x2(ab23, cd23, 0xEE);                                      \
     }
-/* One step of K = 8 or 16 lanes (R = log2 K rounds) from byte i of each (all
- * m < 64 bytes under lmask if masked), into t[0..K) in output order. */
-#define LK_ZIPN_STEP(K, R, t, l, i, masked, lmask)                                        \
+/* One step of K = 4, 8 or 16 lanes of ES-byte elements, K * ES <= 32, from
+ * element i of each (the first bytes under lmask if masked), into t[0..K) in
+ * output order. The zips inside chunks run in groups of KP = min(K, 16 / ES)
+ * lanes (R = log2 KP rounds); chunk c of group g's register t is then output
+ * chunk (c KP + t) G + g of the step (G = K / KP groups). */
+#define LK_ZIPN_STEP(K, ES, t, l, i, masked, lmask)                                       \
     {                                                                                     \
+        enum { KP = (K) < 16 / (ES) ? (K) : 16 / (ES), G = (K) / KP,                      \
+               R = KP == 2 ? 1 : KP == 4 ? 2 : KP == 8 ? 3 : 4 };                         \
         __m512i v[K];                                                                     \
         if (masked) {                                                                     \
             _Pragma("GCC unroll 16") for (int j = 0; j < K; j++)                          \
-                v[j] = _mm512_maskz_loadu_epi8(lmask, (l)[j]);                            \
+                v[j] = _mm512_maskz_loadu_epi8(lmask, (l)[j] + (ES) * (i));               \
         } else {                                                                          \
             _Pragma("GCC unroll 16") for (int j = 0; j < K; j++)                          \
-                v[j] = _mm512_loadu_si512((l)[j] + (i));                                  \
+                v[j] = _mm512_loadu_si512((l)[j] + (ES) * (i));                           \
         }                                                                                 \
-        /* Round r zips units of 2^r bytes: groups of 2^r lanes into 2^(r+1). */          \
+        /* Round r zips units of 2^r elements: groups of 2^r lanes into 2^(r+1). */       \
         _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {                             \
             const int g = 1 << r;                                                         \
             _Pragma("GCC unroll 16") for (int b = 0; b < K; b += 2 * g)                   \
                 _Pragma("GCC unroll 8") for (int q = 0; q < g; q++) {                     \
-                    t[b + 2 * q] = LK_UNPACK512(lo, g, v[b + q], v[b + g + q]);           \
-                    t[b + 2 * q + 1] = LK_UNPACK512(hi, g, v[b + q], v[b + g + q]);       \
+                    t[b + 2 * q] = LK_UNPACK512(lo, (ES) * g, v[b + q], v[b + g + q]);    \
+                    t[b + 2 * q + 1] = LK_UNPACK512(hi, (ES) * g, v[b + q], v[b + g + q]); \
                 }                                                                         \
             _Pragma("GCC unroll 16") for (int j = 0; j < K; j++) v[j] = t[j];             \
         }                                                                                 \
-        _Pragma("GCC unroll 4") for (int g = 0; g < K / 4; g++)                           \
-            LK_T4X4(t[g], t[K / 4 + g], t[K / 2 + g], t[3 * K / 4 + g], v[4 * g],         \
-                    v[4 * g + 1], v[4 * g + 2], v[4 * g + 3]);                            \
+        if (G == 1) {                                                                     \
+            _Pragma("GCC unroll 4") for (int g = 0; g < K / 4; g++)                       \
+                LK_T4X4(t[g], t[K / 4 + g], t[K / 2 + g], t[3 * K / 4 + g], v[4 * g],     \
+                        v[4 * g + 1], v[4 * g + 2], v[4 * g + 3]);                        \
+        } else {                                                                          \
+            _Pragma("GCC unroll 4") for (int s = 0; s < KP / 2; s++)                      \
+                LK_T4X4(t[s], t[(KP / 2 + s) % (K)], t[(KP + s) % (K)],                   \
+                        t[(3 * KP / 2 + s) % (K)], v[2 * s], v[(KP + 2 * s) % (K)],       \
+                        v[2 * s + 1], v[(KP + 2 * s + 1) % (K)]);                         \
+        }                                                                                 \
     }
 /* The NOUT registers of a step's output (bytes of them) at d: whole stores,
  * a masked last one. */
@@ -973,63 +989,79 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
             _mm512_mask_storeu_epi8((d) + 64 * j,                                         \
                                     _bzhi_u64(~0ULL, (unsigned)((bytes) - 64 * j)), t[j]); \
     }
-#define LK_ZIPN_STEP8(t, l, i, masked, lmask) LK_ZIPN_STEP(8, 3, t, l, i, masked, lmask)
-#define LK_ZIPN_STEP16(t, l, i, masked, lmask) LK_ZIPN_STEP(16, 4, t, l, i, masked, lmask)
-#define LK_DEFINE_ZIPN(K)                                                                 \
-    LK_VBMI __attribute__((target("bmi2"))) static void lk_interleave_zip##K##_u8(        \
+/* Steps of 64 bytes of every lane; the last, shorter one under masks. */
+#define LK_DEFINE_ZIPN(NAME, K, ES)                                                       \
+    LK_VBMI __attribute__((target("bmi2"))) static void NAME(                             \
         char *o, const void *const *lanes, ptrdiff_t off, ptrdiff_t m) {                  \
+        enum { S = 64 / (ES) };                                                           \
         const char *l[K];                                                                 \
         lk_offset_lanes((const void **)l, lanes, K, off);                                 \
         __m512i t[K];                                                                     \
-        if (m < 64) {                                                                     \
-            const __mmask64 lmask = _bzhi_u64(~0ULL, (unsigned)m);                        \
-            LK_ZIPN_STEP##K(t, l, 0, 1, lmask)                                            \
-            LK_ZIPN_STORE(o, t, K, (ptrdiff_t)K * m)                                      \
-            return;                                                                       \
-        }                                                                                 \
-        for (ptrdiff_t i = 0;; i += 64) {                                                 \
-            if (i + 64 > m) i = m - 64;                                                   \
-            LK_ZIPN_STEP##K(t, l, i, 0, 0)                                                \
+        ptrdiff_t i = 0;                                                                  \
+        for (; i + S <= m; i += S) {                                                      \
+            LK_ZIPN_STEP(K, ES, t, l, i, 0, 0)                                            \
             _Pragma("GCC unroll 16") for (int j = 0; j < K; j++)                          \
-                _mm512_storeu_si512(o + K * i + 64 * j, t[j]);                            \
-            if (i + 64 == m) return;                                                      \
+                _mm512_storeu_si512(o + (K) * (ES) * i + 64 * j, t[j]);                   \
+        }                                                                                 \
+        if (i < m) {                                                                      \
+            const __mmask64 lmask = _bzhi_u64(~0ULL, (unsigned)((m - i) * (ES)));         \
+            LK_ZIPN_STEP(K, ES, t, l, i, 1, lmask)                                        \
+            LK_ZIPN_STORE(o + (K) * (ES) * i, t, K, (ptrdiff_t)(K) * (ES) * (m - i))      \
         }                                                                                 \
     }
-LK_DEFINE_ZIPN(8)
-LK_DEFINE_ZIPN(16)
+LK_DEFINE_ZIPN(lk_interleave_zip8_u8, 8, 1)
+LK_DEFINE_ZIPN(lk_interleave_zip16_u8, 16, 1)
+LK_DEFINE_ZIPN(lk_interleave_zip4x2, 4, 2)
+LK_DEFINE_ZIPN(lk_interleave_zip8x2, 8, 2)
+LK_DEFINE_ZIPN(lk_interleave_zip4x4, 4, 4)
+LK_DEFINE_ZIPN(lk_interleave_zip8x4, 8, 4)
 #endif
 
 /* Whether lk_interleave_zipn takes k lanes of m es-byte elements: Intel CPUs
- * with AVX-512 VBMI (unmeasured on AMD). */
-static inline int lk_zipn_applies(ptrdiff_t m, int k, int es) {
+ * with AVX-512 VBMI (unmeasured on AMD), where it measured faster. 4 lanes of
+ * 4 bytes only for copy_lanes' boxes (lane_box; HCWNC4 float32 of 1x3x224x224
+ * and 1x2048x7x7: 0.85-0.88x the time): NCHW4c float32 of 1x2048x7x7, each
+ * block 784 bytes on from the last, took 1.2x. */
+static inline int lk_zipn_applies(ptrdiff_t m, int k, int es, int lane_box) {
 #ifdef LK_HAVE_VBMI_TILES
-    return es == 1 && m <= LK_ZIPN_MAX_BYTES && (k == 8 || (k == 16 && m <= 128)) &&
-           !lk_is_amd() && lk_vbmi();
+    if (m * es > LK_ZIPN_MAX_BYTES || lk_is_amd() || !lk_vbmi()) return 0;
+    switch (k * 16 + es) {
+    case 8 * 16 + 1: case 4 * 16 + 2: case 8 * 16 + 2: case 8 * 16 + 4: return 1;
+    case 16 * 16 + 1: return m <= 128;
+    case 4 * 16 + 4: return lane_box;
+    default: return 0;
+    }
 #else
     (void)m; (void)k; (void)es;
     return 0;
 #endif
 }
 
-/* lk_interleave_zip<k>_u8 of lanes[j] + off, where lk_zipn_applies: a caller
- * that walks boxes of the same lanes builds their table once. */
+/* The zip kernel for k lanes of es bytes, of lanes[j] + off, where
+ * lk_zipn_applies: a caller that walks boxes of the same lanes builds their
+ * table once. */
 static inline void lk_interleave_zipn_at(void *restrict out, const void *const *lanes,
-                                         ptrdiff_t off, ptrdiff_t m, int k) {
+                                         ptrdiff_t off, ptrdiff_t m, int k, int es) {
 #ifdef LK_HAVE_VBMI_TILES
-    if (k == 8)
-        lk_interleave_zip8_u8((char *)out, lanes, off, m);
-    else
-        lk_interleave_zip16_u8((char *)out, lanes, off, m);
+    char *o = (char *)out;
+    switch (k * 16 + es) {
+    case 8 * 16 + 1: lk_interleave_zip8_u8(o, lanes, off, m); break;
+    case 16 * 16 + 1: lk_interleave_zip16_u8(o, lanes, off, m); break;
+    case 4 * 16 + 2: lk_interleave_zip4x2(o, lanes, off, m); break;
+    case 8 * 16 + 2: lk_interleave_zip8x2(o, lanes, off, m); break;
+    case 4 * 16 + 4: lk_interleave_zip4x4(o, lanes, off, m); break;
+    default: lk_interleave_zip8x4(o, lanes, off, m); break;
+    }
 #else
-    (void)out; (void)lanes; (void)off; (void)m; (void)k;
+    (void)out; (void)lanes; (void)off; (void)m; (void)k; (void)es;
 #endif
 }
 
-/* 1 if done by lk_interleave_zip<k>_u8, 0 if not. */
+/* 1 if done by a zip kernel, 0 if not. */
 static int lk_interleave_zipn(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
-                              int es) {
-    if (!lk_zipn_applies(m, k, es)) return 0;
-    lk_interleave_zipn_at(out, lanes, 0, m, k);
+                              int es, int lane_box) {
+    if (!lk_zipn_applies(m, k, es, lane_box)) return 0;
+    lk_interleave_zipn_at(out, lanes, 0, m, k, es);
     return 1;
 }
 
@@ -2572,8 +2604,11 @@ LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *l
                                         const void *pad, int stream) {
     const ptrdiff_t per = 16 / es, step = per * row;
     const int pieces = (int)(step / 64);
+    /* The pad vector holds whole elements from its first byte: an output that
+     * does not start on an element boundary (a numpy view at an odd byte
+     * offset) would shift the pad bytes under the merge. */
     if (k < 1 || k > 4 || m < 2 * per || step < 64 || at < 0 || at + k * es > row ||
-        row > 64 || 64 % row != 0)
+        row > 64 || 64 % row != 0 || (uintptr_t)out % (uintptr_t)es != 0)
         return 0;
     const ptrdiff_t to_line = (ptrdiff_t)(-(uintptr_t)out & 63);
     /* Aligned steps start at pixel i0, `phase` bytes into its row. */
