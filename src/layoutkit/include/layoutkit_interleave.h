@@ -907,7 +907,7 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
 
 /*
  * Short lanes (7x7 planes: 49 elements) into dense pixels of K lanes of ES
- * bytes: K = 8 or 16 bytes, 4 or 8 of float16, 4 or 8 of float32. A step
+ * bytes: K = 4, 8 or 16 bytes, 4 or 8 of float16, 4 or 8 of float32. A step
  * loads 64 bytes of every lane and the last, shorter one is read with masked
  * loads and written with a masked last store, where the compiler's loops ran
  * 16-byte steps and a scalar tail per lane.
@@ -917,10 +917,10 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
  * order. Against the kernels before, best of 60 hot-loop batches on the Xeon
  * (Emerald Rapids), 1x2048x7x7: NCHW16c uint8 0.55x the time, NCHW8c uint8
  * 0.67x, float16 0.73x, float32 0.72x; NCHW4c float16 0.73x; HCWNC8 int8
- * 0.74x, float16 0.72x, float32 0.77x; HCWNC4 float16 0.65x. Not used where
- * it measured no faster: lanes of more than 256 bytes (16 byte lanes: 128),
- * 2 lanes, 16 of float16 (the tile transposes take those), 32 lanes (two
- * 16-lane steps and a zip of their halves, which spill).
+ * 0.74x, float16 0.72x, float32 0.77x; HCWNC4 int8 0.69x, float16 0.65x.
+ * Not used where it measured no faster: lanes of more than 256 bytes (16 byte
+ * lanes: 128), 2 lanes, 16 of float16 (the tile transposes take those), 32
+ * lanes (two 16-lane steps and a zip of their halves, which spill).
  */
 #define LK_UNPACK512(LOHI, u, a, b)                                                       \
     ((u) == 1 ? _mm512_unpack##LOHI##_epi8(a, b)                                          \
@@ -1011,6 +1011,7 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
     }
 LK_DEFINE_ZIPN(lk_interleave_zip8_u8, 8, 1)
 LK_DEFINE_ZIPN(lk_interleave_zip16_u8, 16, 1)
+LK_DEFINE_ZIPN(lk_interleave_zip4x1, 4, 1)
 LK_DEFINE_ZIPN(lk_interleave_zip4x2, 4, 2)
 LK_DEFINE_ZIPN(lk_interleave_zip8x2, 8, 2)
 LK_DEFINE_ZIPN(lk_interleave_zip4x4, 4, 4)
@@ -1019,9 +1020,10 @@ LK_DEFINE_ZIPN(lk_interleave_zip8x4, 8, 4)
 
 /* Whether lk_interleave_zipn takes k lanes of m es-byte elements: Intel CPUs
  * with AVX-512 VBMI (unmeasured on AMD), where it measured faster. 4 lanes of
- * 4 bytes only for copy_lanes' boxes (lane_box; HCWNC4 float32 of 1x3x224x224
- * and 1x2048x7x7: 0.85-0.88x the time): NCHW4c float32 of 1x2048x7x7, each
- * block 784 bytes on from the last, took 1.2x. */
+ * 1 or 4 bytes only for copy_lanes' boxes (lane_box; HCWNC4 of 1x2048x7x7,
+ * int8 0.69x the time, float32 0.87x): NCHW4c float32 of 1x2048x7x7, each
+ * block 784 bytes on from the last, took 1.2x; NCHW4c uint8 runs the grid
+ * kernels. */
 static inline int lk_zipn_applies(ptrdiff_t m, int k, int es, int lane_box) {
 #ifdef LK_HAVE_VBMI_TILES
     if (m * es > LK_ZIPN_MAX_BYTES || lk_is_amd() || !lk_vbmi()) return 0;
@@ -1029,6 +1031,7 @@ static inline int lk_zipn_applies(ptrdiff_t m, int k, int es, int lane_box) {
     case 8 * 16 + 1: case 4 * 16 + 2: case 8 * 16 + 2: case 8 * 16 + 4: return 1;
     case 16 * 16 + 1: return m <= 128;
     case 4 * 16 + 4: return lane_box;
+    case 4 * 16 + 1: return lane_box;
     default: return 0;
     }
 #else
@@ -1047,6 +1050,7 @@ static inline void lk_interleave_zipn_at(void *restrict out, const void *const *
     switch (k * 16 + es) {
     case 8 * 16 + 1: lk_interleave_zip8_u8(o, lanes, off, m); break;
     case 16 * 16 + 1: lk_interleave_zip16_u8(o, lanes, off, m); break;
+    case 4 * 16 + 1: lk_interleave_zip4x1(o, lanes, off, m); break;
     case 4 * 16 + 2: lk_interleave_zip4x2(o, lanes, off, m); break;
     case 8 * 16 + 2: lk_interleave_zip8x2(o, lanes, off, m); break;
     case 4 * 16 + 4: lk_interleave_zip4x4(o, lanes, off, m); break;
