@@ -990,25 +990,52 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
                                     _bzhi_u64(~0ULL, (unsigned)((bytes) - 64 * j)), t[j]); \
     }
 /* Steps of 64 bytes of every lane; the last, shorter one under masks. */
+/* One box: m elements of each lane l[j] into pixels at o. */
+#define LK_ZIPN_BOX(K, ES, o, l, t, whole, lmask)                                         \
+    {                                                                                     \
+        ptrdiff_t i = 0;                                                                  \
+        for (; i < whole; i += 64 / (ES)) {                                               \
+            LK_ZIPN_STEP(K, ES, t, l, i, 0, 0)                                            \
+            _Pragma("GCC unroll 16") for (int j = 0; j < K; j++)                          \
+                _mm512_storeu_si512((o) + (K) * (ES) * i + 64 * j, t[j]);                 \
+        }                                                                                 \
+        if (i < m) {                                                                      \
+            LK_ZIPN_STEP(K, ES, t, l, i, 1, lmask)                                        \
+            LK_ZIPN_STORE((o) + (K) * (ES) * i, t, K, (ptrdiff_t)(K) * (ES) * (m - i))    \
+        }                                                                                 \
+    }
+/* NAME(o, lanes, off, m): one box, from lanes[j] + off. */
 #define LK_DEFINE_ZIPN(NAME, K, ES)                                                       \
     LK_VBMI __attribute__((target("bmi2"))) static void NAME(                             \
         char *o, const void *const *lanes, ptrdiff_t off, ptrdiff_t m) {                  \
-        enum { S = 64 / (ES) };                                                           \
         const char *l[K];                                                                 \
         lk_offset_lanes((const void **)l, lanes, K, off);                                 \
         __m512i t[K];                                                                     \
-        ptrdiff_t i = 0;                                                                  \
-        for (; i + S <= m; i += S) {                                                      \
-            LK_ZIPN_STEP(K, ES, t, l, i, 0, 0)                                            \
-            _Pragma("GCC unroll 16") for (int j = 0; j < K; j++)                          \
-                _mm512_storeu_si512(o + (K) * (ES) * i + 64 * j, t[j]);                   \
-        }                                                                                 \
-        if (i < m) {                                                                      \
-            const __mmask64 lmask = _bzhi_u64(~0ULL, (unsigned)((m - i) * (ES)));         \
-            LK_ZIPN_STEP(K, ES, t, l, i, 1, lmask)                                        \
-            LK_ZIPN_STORE(o + (K) * (ES) * i, t, K, (ptrdiff_t)(K) * (ES) * (m - i))      \
+        const ptrdiff_t whole = m - m % (64 / (ES));                                      \
+        const __mmask64 lmask = _bzhi_u64(~0ULL, (unsigned)((m - whole) * (ES)));         \
+        LK_ZIPN_BOX(K, ES, o, l, t, whole, lmask)                                         \
+    }
+/* NAME(o, dstep, lanes, off, sstep, nbox, m): nbox boxes, box b from
+ * lanes[j] + off + b sstep into o + b dstep (the lane pointers then live on
+ * the stack: for wider elements, which take several steps a box, a call per
+ * box measured faster). */
+#define LK_DEFINE_ZIPN_BOXES(NAME, K, ES)                                                 \
+    LK_VBMI __attribute__((target("bmi2"))) static void NAME(                             \
+        char *o, ptrdiff_t dstep, const void *const *lanes, ptrdiff_t off, ptrdiff_t sstep, \
+        ptrdiff_t nbox, ptrdiff_t m) {                                                    \
+        const char *l[K];                                                                 \
+        lk_offset_lanes((const void **)l, lanes, K, off);                                 \
+        __m512i t[K];                                                                     \
+        const ptrdiff_t whole = m - m % (64 / (ES));                                      \
+        const __mmask64 lmask = _bzhi_u64(~0ULL, (unsigned)((m - whole) * (ES)));         \
+        for (ptrdiff_t b = 0; b < nbox; b++) {                                            \
+            LK_ZIPN_BOX(K, ES, o, l, t, whole, lmask)                                     \
+            o += dstep;                                                                   \
+            for (int j = 0; j < K; j++) l[j] += sstep;                                    \
         }                                                                                 \
     }
+LK_DEFINE_ZIPN_BOXES(lk_interleave_zip8_u8_boxes, 8, 1)
+LK_DEFINE_ZIPN_BOXES(lk_interleave_zip16_u8_boxes, 16, 1)
 LK_DEFINE_ZIPN(lk_interleave_zip8_u8, 8, 1)
 LK_DEFINE_ZIPN(lk_interleave_zip16_u8, 16, 1)
 LK_DEFINE_ZIPN(lk_interleave_zip4x1, 4, 1)
@@ -1059,6 +1086,27 @@ static inline void lk_interleave_zipn_at(void *restrict out, const void *const *
 #else
     (void)out; (void)lanes; (void)off; (void)m; (void)k; (void)es;
 #endif
+}
+
+/* nbox boxes of 8 or 16 byte lanes where lk_zipn_applies: box b from
+ * lanes[j] + off + b sstep into out + b dstep. 0 (nothing done) for others. */
+static inline int lk_interleave_zipn_boxes(void *restrict out, ptrdiff_t dstep,
+                                           const void *const *lanes, ptrdiff_t off,
+                                           ptrdiff_t sstep, ptrdiff_t nbox, ptrdiff_t m, int k,
+                                           int es) {
+#ifdef LK_HAVE_VBMI_TILES
+    if (es == 1 && k == 8) {
+        lk_interleave_zip8_u8_boxes((char *)out, dstep, lanes, off, sstep, nbox, m);
+        return 1;
+    }
+    if (es == 1 && k == 16) {
+        lk_interleave_zip16_u8_boxes((char *)out, dstep, lanes, off, sstep, nbox, m);
+        return 1;
+    }
+#endif
+    (void)out; (void)dstep; (void)lanes; (void)off; (void)sstep; (void)nbox; (void)m; (void)k;
+    (void)es;
+    return 0;
 }
 
 /* 1 if done by a zip kernel, 0 if not. */
