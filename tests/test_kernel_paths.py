@@ -322,6 +322,7 @@ def test_streamed_byte_lanes_of_a_batch(offset):
     [
         ("NCHW8c", np.uint8),
         ("NCHW16c", np.uint8),
+        ("NCHW32c", np.uint8),
         ("HCWN4c", np.uint8),
         ("HCWN8c", np.uint8),
         ("NCHW4c", np.float16),

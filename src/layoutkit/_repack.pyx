@@ -1024,7 +1024,7 @@ cdef void copy_short_lanes(const Plan* P, const int* order, int nord, Py_ssize_t
     (1x2048x7x7, NCHW8c / NCHW16c uint8: 0.92x / 0.96x the time of a call per
     block; float16 and float32, several steps a box with the lane pointers on
     the stack, took 1.1-1.2x and keep a call per block)."""
-    cdef const void* lanes[16]
+    cdef const void* lanes[32]
     cdef const char* base = src
     cdef Py_ssize_t j
     cdef int o = order[nord - 1] if nord > 0 else -1

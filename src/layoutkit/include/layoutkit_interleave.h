@@ -907,7 +907,7 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
 
 /*
  * Short lanes (7x7 planes: 49 elements) into dense pixels of K lanes of ES
- * bytes: K = 4, 8 or 16 bytes, 4 or 8 of float16, 4 or 8 of float32. A step
+ * bytes: K = 4, 8, 16 or 32 bytes, 4 or 8 of float16, 4 or 8 of float32. A step
  * loads 64 bytes of every lane and the last, shorter one is read with masked
  * loads and written with a masked last store, where the compiler's loops ran
  * 16-byte steps and a scalar tail per lane.
@@ -918,9 +918,10 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
  * (Emerald Rapids), 1x2048x7x7: NCHW16c uint8 0.55x the time, NCHW8c uint8
  * 0.67x, float16 0.73x, float32 0.72x; NCHW4c float16 0.73x; HCWNC8 int8
  * 0.74x, float16 0.72x, float32 0.77x; HCWNC4 int8 0.69x, float16 0.65x.
- * Not used where it measured no faster: lanes of more than 256 bytes (16 byte
- * lanes: 128), 2 lanes, 16 of float16 (the tile transposes take those), 32
- * lanes (two 16-lane steps and a zip of their halves, which spill).
+ * 32 byte lanes (NCHW32c / kCHW32 int8), below: NCHW32c uint8 of 1x2048x7x7
+ * 0.64x the time, kCHW32 0.76x. Not used where it measured no faster: lanes
+ * of more than 256 bytes (16 byte lanes: 128), 2 lanes, 16 of float16 (the
+ * tile transposes take those).
  */
 #define LK_UNPACK512(LOHI, u, a, b)                                                       \
     ((u) == 1 ? _mm512_unpack##LOHI##_epi8(a, b)                                          \
@@ -982,7 +983,7 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
 /* The NOUT registers of a step's output (bytes of them) at d: whole stores,
  * a masked last one. */
 #define LK_ZIPN_STORE(d, t, NOUT, bytes)                                                  \
-    _Pragma("GCC unroll 16") for (int j = 0; j < NOUT; j++) {                             \
+    _Pragma("GCC unroll 32") for (int j = 0; j < NOUT; j++) {                             \
         if ((bytes) >= 64 * (j + 1))                                                      \
             _mm512_storeu_si512((d) + 64 * j, t[j]);                                      \
         else if ((bytes) > 64 * j)                                                        \
@@ -1043,6 +1044,40 @@ LK_DEFINE_ZIPN(lk_interleave_zip4x2, 4, 2)
 LK_DEFINE_ZIPN(lk_interleave_zip8x2, 8, 2)
 LK_DEFINE_ZIPN(lk_interleave_zip4x4, 4, 4)
 LK_DEFINE_ZIPN(lk_interleave_zip8x4, 8, 4)
+
+/* 32 byte lanes into pixels of 32: per step of 64 bytes, the 16-lane zip for
+ * each half of the lanes (4 pixels of 16 bytes a register), then a zip of
+ * their 16-byte units puts two whole pixels in a register. The first half's
+ * registers wait in `half` (L1): 32 registers live at once spilled worse. */
+LK_VBMI __attribute__((target("bmi2"))) static void lk_interleave_zip32_u8(
+    char *o, const void *const *lanes, ptrdiff_t off, ptrdiff_t m) {
+    const char *la[16], *lb[16];
+    lk_offset_lanes((const void **)la, lanes, 16, off);
+    lk_offset_lanes((const void **)lb, lanes + 16, 16, off);
+    const __m512i lo2 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+    const __m512i hi2 = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+    const ptrdiff_t whole = m - m % 64;
+    const __mmask64 lmask = _bzhi_u64(~0ULL, (unsigned)(m - whole));
+    for (ptrdiff_t i = 0; i < m; i += 64) {
+        const int masked = i == whole;
+        __m512i t[16], half[16], out[32];
+        LK_ZIPN_STEP(16, 1, t, la, i, masked, lmask)
+        for (int j = 0; j < 16; j++) _mm512_store_si512(&half[j], t[j]);
+        LK_ZIPN_STEP(16, 1, t, lb, i, masked, lmask)
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {
+            __m512i a = _mm512_load_si512(&half[j]);
+            out[2 * j] = _mm512_permutex2var_epi64(a, lo2, t[j]);
+            out[2 * j + 1] = _mm512_permutex2var_epi64(a, hi2, t[j]);
+        }
+        char *d = o + 32 * i;
+        if (masked) {
+            LK_ZIPN_STORE(d, out, 32, 32 * (m - i))
+        } else {
+            _Pragma("GCC unroll 32") for (int j = 0; j < 32; j++)
+                _mm512_storeu_si512(d + 64 * j, out[j]);
+        }
+    }
+}
 #endif
 
 /* Whether lk_interleave_zipn takes k lanes of m es-byte elements: Intel CPUs
@@ -1059,6 +1094,7 @@ static inline int lk_zipn_applies(ptrdiff_t m, int k, int es, int lane_box) {
     case 16 * 16 + 1: return m <= 128;
     case 4 * 16 + 4: return lane_box;
     case 4 * 16 + 1: return lane_box;
+    case 32 * 16 + 1: return 1;
     default: return 0;
     }
 #else
@@ -1078,6 +1114,7 @@ static inline void lk_interleave_zipn_at(void *restrict out, const void *const *
     case 8 * 16 + 1: lk_interleave_zip8_u8(o, lanes, off, m); break;
     case 16 * 16 + 1: lk_interleave_zip16_u8(o, lanes, off, m); break;
     case 4 * 16 + 1: lk_interleave_zip4x1(o, lanes, off, m); break;
+    case 32 * 16 + 1: lk_interleave_zip32_u8(o, lanes, off, m); break;
     case 4 * 16 + 2: lk_interleave_zip4x2(o, lanes, off, m); break;
     case 8 * 16 + 2: lk_interleave_zip8x2(o, lanes, off, m); break;
     case 4 * 16 + 4: lk_interleave_zip4x4(o, lanes, off, m); break;
