@@ -327,6 +327,7 @@ def test_streamed_byte_lanes_of_a_batch(offset):
         ("HCWN8c", np.uint8),
         ("NCHW4c", np.float16),
         ("NCHW8c", np.float16),
+        ("NCHW16c", np.float16),
         ("HCWN4c", np.float16),
         ("HCWN8c", np.float16),
         ("NCHW4c", np.float32),

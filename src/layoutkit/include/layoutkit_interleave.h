@@ -1042,6 +1042,7 @@ LK_DEFINE_ZIPN(lk_interleave_zip16_u8, 16, 1)
 LK_DEFINE_ZIPN(lk_interleave_zip4x1, 4, 1)
 LK_DEFINE_ZIPN(lk_interleave_zip4x2, 4, 2)
 LK_DEFINE_ZIPN(lk_interleave_zip8x2, 8, 2)
+LK_DEFINE_ZIPN(lk_interleave_zip16x2, 16, 2)
 LK_DEFINE_ZIPN(lk_interleave_zip4x4, 4, 4)
 LK_DEFINE_ZIPN(lk_interleave_zip8x4, 8, 4)
 
@@ -3178,6 +3179,17 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
                          ptrdiff_t slane, ptrdiff_t rows, ptrdiff_t lanes, int es) {
     ptrdiff_t i = 0;
     int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
+#ifdef LK_HAVE_VBMI_TILES
+    if (lanes == 16 && es == 2 && drow == 32 && rows <= 128 && !lk_is_amd() && lk_vbmi()) {
+        /* 16 planes of 7x7 float16 into NCHW16c: the zip kernel, 0.86x the
+         * time of the tiles (best of 60 hot-loop batches, 1x2048x7x7). Other
+         * transposes into dense pixels measured no faster through it. */
+        const void *tab[16];
+        for (int l = 0; l < 16; l++) tab[l] = src + l * slane;
+        lk_interleave_zip16x2(dst, tab, 0, rows);
+        return;
+    }
+#endif
 #ifdef LK_HAVE_AVX2_TILES
     if (n && lk_avx2() && lk_rowruns_fit(drow, rows, lanes, es)) {
         ptrdiff_t done, head = (ptrdiff_t)((64 - (uintptr_t)dst % 64) % 64);
