@@ -907,7 +907,7 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
 
 /*
  * Short lanes (7x7 planes: 49 elements) into dense pixels of K lanes of ES
- * bytes: K = 4, 8, 16 or 32 bytes, 4 or 8 of float16, 4 or 8 of float32. A step
+ * bytes: K = 4, 8, 16 or 32 bytes, 4, 8 or 16 of float16, 4 or 8 of float32. A step
  * loads 64 bytes of every lane and the last, shorter one is read with masked
  * loads and written with a masked last store, where the compiler's loops ran
  * 16-byte steps and a scalar tail per lane.
@@ -919,9 +919,10 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
  * 0.67x, float16 0.73x, float32 0.72x; NCHW4c float16 0.73x; HCWNC8 int8
  * 0.74x, float16 0.72x, float32 0.77x; HCWNC4 int8 0.69x, float16 0.65x.
  * 32 byte lanes (NCHW32c / kCHW32 int8), below: NCHW32c uint8 of 1x2048x7x7
- * 0.64x the time, kCHW32 0.76x. Not used where it measured no faster: lanes
- * of more than 256 bytes (16 byte lanes: 128), 2 lanes, 16 of float16 (the
- * tile transposes take those).
+ * 0.64x the time, kCHW32 0.76x. 16 lanes of float16 from lk_transpose
+ * (NCHW16c float16: 0.67-0.86x). Not used where it measured no faster: lanes
+ * of more than 256 bytes (16 byte lanes: 128), 2 lanes, 16 of float32 and 32
+ * of float16 (not written: their tiles are 4-byte and 2-byte transposes).
  */
 #define LK_UNPACK512(LOHI, u, a, b)                                                       \
     ((u) == 1 ? _mm512_unpack##LOHI##_epi8(a, b)                                          \
@@ -990,8 +991,8 @@ LK_VBMI static ptrdiff_t lk_interleave8_f16_vbmi(char *o, const void *const *lan
             _mm512_mask_storeu_epi8((d) + 64 * j,                                         \
                                     _bzhi_u64(~0ULL, (unsigned)((bytes) - 64 * j)), t[j]); \
     }
-/* Steps of 64 bytes of every lane; the last, shorter one under masks. */
-/* One box: m elements of each lane l[j] into pixels at o. */
+/* One box: m elements of each lane l[j] into pixels at o, in steps of 64
+ * bytes of every lane, the last, shorter one under masks. */
 #define LK_ZIPN_BOX(K, ES, o, l, t, whole, lmask)                                         \
     {                                                                                     \
         ptrdiff_t i = 0;                                                                  \
@@ -1093,8 +1094,7 @@ static inline int lk_zipn_applies(ptrdiff_t m, int k, int es, int lane_box) {
     switch (k * 16 + es) {
     case 8 * 16 + 1: case 4 * 16 + 2: case 8 * 16 + 2: case 8 * 16 + 4: return 1;
     case 16 * 16 + 1: return m <= 128;
-    case 4 * 16 + 4: return lane_box;
-    case 4 * 16 + 1: return lane_box;
+    case 4 * 16 + 1: case 4 * 16 + 4: return lane_box;
     case 32 * 16 + 1: return 1;
     default: return 0;
     }
@@ -1119,10 +1119,18 @@ static inline void lk_interleave_zipn_at(void *restrict out, const void *const *
     case 4 * 16 + 2: lk_interleave_zip4x2(o, lanes, off, m); break;
     case 8 * 16 + 2: lk_interleave_zip8x2(o, lanes, off, m); break;
     case 4 * 16 + 4: lk_interleave_zip4x4(o, lanes, off, m); break;
-    default: lk_interleave_zip8x4(o, lanes, off, m); break;
+    case 8 * 16 + 4: lk_interleave_zip8x4(o, lanes, off, m); break;
+    default: {
+        /* Not a zip kernel's shape (callers check lk_zipn_applies first). */
+        const void *rest[32];
+        lk_offset_lanes(rest, lanes, k, off);
+        lk_interleave_long(out, rest, m, k, k, es);
+    }
     }
 #else
-    (void)out; (void)lanes; (void)off; (void)m; (void)k; (void)es;
+    const void *rest[32];
+    lk_offset_lanes(rest, lanes, k, off);
+    lk_interleave_long(out, rest, m, k, k, es);
 #endif
 }
 
@@ -3181,9 +3189,9 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
 #ifdef LK_HAVE_VBMI_TILES
     if (lanes == 16 && es == 2 && drow == 32 && rows <= 128 && !lk_is_amd() && lk_vbmi()) {
-        /* 16 planes of 7x7 float16 into NCHW16c: the zip kernel, 0.86x the
-         * time of the tiles (best of 60 hot-loop batches, 1x2048x7x7). Other
-         * transposes into dense pixels measured no faster through it. */
+        /* 16 planes of 7x7 float16 into NCHW16c: the zip kernel, 0.67-0.86x
+         * the time of the tiles (best of 60 hot-loop batches, 1x2048x7x7).
+         * Other transposes into dense pixels measured no faster through it. */
         const void *tab[16];
         for (int l = 0; l < 16; l++) tab[l] = src + l * slane;
         lk_interleave_zip16x2(dst, tab, 0, rows);
