@@ -356,6 +356,24 @@ def test_short_lanes_at_every_length(tag, dtype, offset):
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c"])
+def test_staged_rows_of_every_length(tag, dtype):
+    """HCWN4c / HCWN8c of short planes: each block of channels is interleaved
+    into an L1 stage and its W rows gathered into the destination rows (runs
+    of 4-256 bytes, each two overlapping moves). Nothing outside the output is
+    written."""
+    layout = lk.Layout(tag, dims="NCHW")
+    for w, h, c in itertools.product([1, 2, 3, 5, 7, 9, 13, 16], [1, 3, 7], [600, 603]):
+        shape = (1, c, h, w)
+        x = _data(shape, dtype, seed=w)
+        raw, start, out = _output_at(layout.physical_shape(shape), dtype, 8)
+        raw[:] = 0xA5
+        got = layout.pack(x, pad_value=5, out=out)
+        assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes(), (w, h, c)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+
+
 @pytest.mark.parametrize("offset", [1, 2, 3, 6])
 @pytest.mark.parametrize("dtype", [np.uint16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("tag", ["NCHW4c", "NCHW8c", "NCHW16c", "HCWN8c"])

@@ -148,6 +148,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_copy_runs_3d(char* dst, Py_ssize_t dq, Py_ssize_t d0, Py_ssize_t dc,
                          const char* src, Py_ssize_t sq, Py_ssize_t s0, Py_ssize_t nq,
                          Py_ssize_t n0, Py_ssize_t nc, Py_ssize_t run)
+    void lk_gather_runs(char* dst, const char* src, Py_ssize_t sq, Py_ssize_t n, Py_ssize_t run)
     void lk_copy_runs_2d(char* dst, Py_ssize_t dq, Py_ssize_t d0, const char* src,
                          Py_ssize_t sq, Py_ssize_t s0, Py_ssize_t nq, Py_ssize_t n0,
                          Py_ssize_t run)
@@ -956,9 +957,7 @@ cdef bint copy_lane_blocks(const Plan* P, const int* order, int nord, Py_ssize_t
                     copy_lane_box(stage + q * span, src + (g0 + q) * P.ss[o2], lane_off,
                                   lane_pad, padbuf, ext[o] * m, K, es)
                 for t in range(ext[o]):
-                    for q in range(g):
-                        copy_run(dst + t * dstep + (g0 + q) * blk, stage + q * span + t * blk,
-                                 blk)
+                    lk_gather_runs(dst + t * dstep + g0 * blk, stage + t * blk, span, g, blk)
                 g0 += g
             if not advance_both(P, order, nord - 2, idx, ext, &src, &dst):
                 return True
