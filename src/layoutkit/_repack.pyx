@@ -148,7 +148,8 @@ cdef extern from "layoutkit_interleave.h" nogil:
     void lk_copy_runs_3d(char* dst, Py_ssize_t dq, Py_ssize_t d0, Py_ssize_t dc,
                          const char* src, Py_ssize_t sq, Py_ssize_t s0, Py_ssize_t nq,
                          Py_ssize_t n0, Py_ssize_t nc, Py_ssize_t run)
-    void lk_gather_runs(char* dst, const char* src, Py_ssize_t sq, Py_ssize_t n, Py_ssize_t run)
+    void lk_copy_rows(char* dst, Py_ssize_t dq, const char* src, Py_ssize_t sq, Py_ssize_t n,
+                      Py_ssize_t run)
     void lk_copy_runs_2d(char* dst, Py_ssize_t dq, Py_ssize_t d0, const char* src,
                          Py_ssize_t sq, Py_ssize_t s0, Py_ssize_t nq, Py_ssize_t n0,
                          Py_ssize_t run)
@@ -263,6 +264,9 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
     if s1 == es:
         # Rows are contiguous on both sides: short ones (32 channels of a
         # crouton pixel into NHWC) as inline moves, not a memcpy call each.
+        if lo == 0 and hi == n1:
+            lk_copy_rows(<char*>o, on * es, src, s0, n0, n1 * es)
+            return
         for i in range(n0):
             row = o + i * on
             for j in range(lo):
@@ -958,7 +962,7 @@ cdef bint copy_lane_blocks(const Plan* P, const int* order, int nord, Py_ssize_t
                     copy_lane_box(stage + q * span, src + (g0 + q) * P.ss[o2], lane_off,
                                   lane_pad, padbuf, ext[o] * m, K, es)
                 for t in range(ext[o]):
-                    lk_gather_runs(dst + t * dstep + g0 * blk, stage + t * blk, span, g, blk)
+                    lk_copy_rows(dst + t * dstep + g0 * blk, blk, stage + t * blk, span, g, blk)
                 g0 += g
             if not advance_both(P, order, nord - 2, idx, ext, &src, &dst):
                 return True

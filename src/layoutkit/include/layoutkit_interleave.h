@@ -437,34 +437,33 @@ static inline void lk_copy_runs_2d(char *restrict dst, ptrdiff_t dq, ptrdiff_t d
     }
 }
 
-/* n runs of `run` bytes, run q from src + q sq to dst + q run: the
- * rows of staged blocks gathered into one destination row (HCWNC4 of 7x7
- * planes: 28 bytes of each 4-channel block). The size is looked at once, not
- * per run: as a switch per run (copy_run) the runs of HCWNC4 int8
- * 1x2048x7x7 were two thirds of its time. A run of 8-256 bytes is two moves
- * that overlap; runs go in address order, so the overlap rewrites the same
- * bytes. */
-#define LK_GATHER_RUNS(W)                                                        \
+/* n runs of `run` bytes, run q from src + q sq to dst + q dq. The size is
+ * looked at once, not per run: as a switch per run (copy_run) the 28-byte
+ * runs of HCWNC4 int8 1x2048x7x7's staged rows were two thirds of its time,
+ * and the 32-byte rows of crouton -> NHWC uint8 of 7x7 planes a third. A run
+ * of 8-256 bytes is one move of a power of two, or two that overlap (the
+ * second rewrites bytes the first wrote, with the same values). */
+#define LK_COPY_ROWS(W)                                                          \
     for (ptrdiff_t q = 0; q < n; q++) {                                          \
-        memcpy(dst + q * run, src + q * sq, W);                                  \
-        memcpy(dst + q * run + run - (W), src + q * sq + run - (W), W);          \
+        memcpy(dst + q * dq, src + q * sq, W);                                   \
+        if (run > (W)) memcpy(dst + q * dq + run - (W), src + q * sq + run - (W), W); \
     }
-static inline void lk_gather_runs(char *restrict dst, const char *restrict src, ptrdiff_t sq,
-                                  ptrdiff_t n, ptrdiff_t run) {
+static inline void lk_copy_rows(char *restrict dst, ptrdiff_t dq, const char *restrict src,
+                                ptrdiff_t sq, ptrdiff_t n, ptrdiff_t run) {
     if (run > 256 || run < 8)
-        for (ptrdiff_t q = 0; q < n; q++) memcpy(dst + q * run, src + q * sq, (size_t)run);
+        for (ptrdiff_t q = 0; q < n; q++) memcpy(dst + q * dq, src + q * sq, (size_t)run);
     else if (run >= 128)
-        LK_GATHER_RUNS(128)
+        LK_COPY_ROWS(128)
     else if (run >= 64)
-        LK_GATHER_RUNS(64)
+        LK_COPY_ROWS(64)
     else if (run >= 32)
-        LK_GATHER_RUNS(32)
+        LK_COPY_ROWS(32)
     else if (run >= 16)
-        LK_GATHER_RUNS(16)
+        LK_COPY_ROWS(16)
     else
-        LK_GATHER_RUNS(8)
+        LK_COPY_ROWS(8)
 }
-#undef LK_GATHER_RUNS
+#undef LK_COPY_ROWS
 
 /* lk_copy_runs_2d with a third, innermost level of nc runs that continue each
  * other in the source (src + c * RUN) and go dc apart in the destination: a
