@@ -356,6 +356,30 @@ def test_short_lanes_at_every_length(tag, dtype, offset):
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
+@pytest.mark.parametrize("offset", [0, 2, 16, 40])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("direction", ["NCHW->NHWC", "NHWC->NCHW"])
+def test_chunk_transposes_at_every_edge(direction, dtype, offset):
+    """Transposes within L2 (7x7 planes of 2048 channels, and back) by the
+    chunk tiles: lane counts around a tile of 64 bytes (a partial tile under a
+    mask, an overlapping last tile, a head tile up to the output's first line)
+    and row counts around one and four groups of rows. Checked against numpy's
+    transpose; nothing outside the output is written."""
+    src_tag, dst_tag = direction.split("->")
+    for c, hw in itertools.product(
+        [16, 31, 32, 33, 49, 63, 64, 65, 100, 300], [16, 17, 31, 33, 49, 64, 65, 127, 200]
+    ):
+        logical = _data((1, c, 1, hw), dtype, seed=c + hw)
+        x = logical if src_tag == "NCHW" else np.ascontiguousarray(logical.transpose(0, 2, 3, 1))
+        want = logical if dst_tag == "NCHW" else logical.transpose(0, 2, 3, 1)
+        raw, start, out = _output_at(want.shape, dtype, offset)
+        raw[:] = 0xA5
+        src, dst = (lk.Layout(tag, dims="NCHW") for tag in (src_tag, dst_tag))
+        got = lk.convert(x, logical.shape, src, dst, out=out)
+        assert got.tobytes() == np.ascontiguousarray(want).tobytes(), (c, hw)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c"])
 def test_staged_rows_of_every_length(tag, dtype):
