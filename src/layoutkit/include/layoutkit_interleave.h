@@ -3275,8 +3275,9 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
 #define LK_CT_LISTED(q) (lp[q])
 #define LK_CT_STRIDED_ARGS const char *s, ptrdiff_t sl
 #define LK_CT_LISTED_ARGS const char *const *lp
-/* A tile's four groups of rows from row i; lanes s + q * slane (lp == NULL)
- * or lp[q]; staged: each lane's 64 bytes through an L1 buffer first. */
+/* A tile's four groups of rows (or one) from row i of lanes s + q * slane (lp
+ * == NULL) or lp[q], into rows d, d + drow, ...; staged: each lane's 64 bytes
+ * through an L1 buffer first. */
 #define LK_DEFINE_CHUNK_TRANSPOSE(ES)                                                       \
     LK_CT_GROUP(ES, lk_ct_strided##ES, LK_CT_STRIDED_ARGS, LK_CT_STRIDED)                   \
     LK_CT_GROUP(ES, lk_ct_listed##ES, LK_CT_LISTED_ARGS, LK_CT_LISTED)                      \
@@ -3290,13 +3291,13 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
                 _mm512_store_si512(stage + 64 * q,                                          \
                                    _mm512_loadu_si512((lp ? lp[q] : s + q * slane) + i * ES)); \
             for (int g = 0; g < 4; g++)                                                     \
-                lk_ct_strided##ES(d + (i + g * R) * drow, drow, stage, 64, g * 16, mask);   \
+                lk_ct_strided##ES(d + g * R * drow, drow, stage, 64, g * 16, mask);         \
         } else if (lp) {                                                                    \
             for (int g = 0; g < (four ? 4 : 1); g++)                                        \
-                lk_ct_listed##ES(d + (i + g * R) * drow, drow, lp, (i + g * R) * ES, mask); \
+                lk_ct_listed##ES(d + g * R * drow, drow, lp, (i + g * R) * ES, mask);       \
         } else {                                                                            \
             for (int g = 0; g < (four ? 4 : 1); g++)                                        \
-                lk_ct_strided##ES(d + (i + g * R) * drow, drow, s + (i + g * R) * ES, slane, 0, \
+                lk_ct_strided##ES(d + g * R * drow, drow, s + (i + g * R) * ES, slane, 0,       \
                                   mask);                                                    \
         }                                                                                   \
     }                                                                                       \
@@ -3304,23 +3305,40 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
                                                 ptrdiff_t slane, ptrdiff_t rows,            \
                                                 ptrdiff_t lanes) {                          \
         enum { L = 64 / ES, R = 16 / ES };                                                  \
+        /* Short dense rows (49 channels of a pixel into NCHW): each block of  \
+         * 4R rows is built in an L1 buffer and copied out in one run, where   \
+         * 64-byte stores straight to rows 196 bytes apart split lines and     \
+         * took most of the time. */                                                        \
+        char ostage[4 * R * 256] __attribute__((aligned(64)));                              \
+        int by_stage = ES == 4 && drow == lanes * ES && drow <= 256;                        \
         /* A partial tile first: all lanes when fewer than L, else the lanes   \
          * before the destination's first line boundary. */                                 \
         ptrdiff_t part = lanes < L ? lanes : 0;                                             \
-        if (!part && drow % 64 == 0 && (uintptr_t)dst % ES == 0)                            \
+        if (!part && !by_stage && drow % 64 == 0 && (uintptr_t)dst % ES == 0)               \
             part = (ptrdiff_t)((64 - (uintptr_t)dst % 64) % 64) / ES;                       \
         const char *lp[L];                                                                  \
         for (int q = 0; q < L && part; q++) lp[q] = src + (q < part ? q : part - 1) * slane; \
         __mmask64 mask = part ? ((__mmask64)1 << (part * ES)) - 1 : ~(__mmask64)0;          \
+        /* A few lanes past the whole tiles go element by element rather than  \
+         * in a whole overlapping tile. */                                                  \
+        ptrdiff_t tiled = lanes, few = 0;                                                   \
+        if (by_stage && lanes >= L && lanes % L != 0 && lanes % L <= L / 4) {               \
+            few = (lanes - part) % L;                                                       \
+            tiled = lanes - few;                                                            \
+        }                                                                                   \
         for (ptrdiff_t i = 0; i < rows;) {                                                  \
             int four = i + 4 * R <= rows;                                                   \
-            ptrdiff_t ii = four || i + R <= rows ? i : rows - R;                            \
-            if (part) lk_ct_tile##ES(dst + 0, drow, NULL, 0, lp, ii, four, mask);           \
-            for (ptrdiff_t j = part; j < lanes && lanes >= L; j += L) {                     \
-                ptrdiff_t jj = j + L <= lanes ? j : lanes - L;                              \
-                lk_ct_tile##ES(dst + jj * ES, drow, src + jj * slane, slane, NULL, ii, four, \
+            ptrdiff_t ii = four || i + R <= rows ? i : rows - R, n = four ? 4 * R : R;      \
+            char *out = four && by_stage ? ostage : dst + ii * drow;                        \
+            if (part) lk_ct_tile##ES(out, drow, NULL, 0, lp, ii, four, mask);               \
+            for (ptrdiff_t j = part; j < tiled && lanes >= L; j += L) {                     \
+                ptrdiff_t jj = j + L <= tiled ? j : tiled - L;                              \
+                lk_ct_tile##ES(out + jj * ES, drow, src + jj * slane, slane, NULL, ii, four, \
                                ~(__mmask64)0);                                              \
             }                                                                               \
+            if (few)                                                                        \
+                lk_transpose_scalar(out, drow, src + ii * ES, slane, 0, n, tiled, lanes, ES); \
+            if (out == ostage) memcpy(dst + ii * drow, ostage, (size_t)(n * drow));         \
             i = four ? i + 4 * R : ii + R;                                                  \
         }                                                                                   \
     }
