@@ -3348,12 +3348,15 @@ LK_DEFINE_CHUNK_TRANSPOSE(4)
 
 /* Whether lk_transpose takes the chunk transposes: Intel with AVX-512 (not
  * measured on AMD), 1-, 2- or 4-byte elements, at least half a tile of lanes
- * and 16 rows, and both sides within L2 (larger transposes go to the kernels
- * that stream). Not 32 float32 lanes or fewer: 16 or 32 planes of 7x7 into
+ * and 16 rows, and the whole operation within L2 (larger ones, and the
+ * slices of a batch, go to the kernels that stream: NHWC -> NCHW uint8 of
+ * 8x256x56x56, 800 KiB a slice, took 1.15x the time here). Not 32 float32 lanes or fewer: 16 or 32 planes of 7x7 into
  * NCHW16c / NCHW32c took 1.3-1.8x the time of the tiles. */
 static inline int lk_chunk_transpose_fits(ptrdiff_t rows, ptrdiff_t lanes, int es) {
     return (es == 1 || es == 2 || (es == 4 && lanes > 32)) && lanes >= 32 / es && rows >= 16 &&
-           rows * lanes * es <= ((ptrdiff_t)1 << 20) && lk_simd() != 0 && !lk_is_amd() &&
+           rows * lanes * es <= ((ptrdiff_t)1 << 20) &&
+           (lk_footprint_hint == 0 || lk_footprint_hint <= ((ptrdiff_t)2 << 20)) &&
+           lk_simd() != 0 && !lk_is_amd() &&
            lk_vbmi();
 }
 #endif
