@@ -3275,30 +3275,35 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
 #define LK_CT_LISTED(q) (lp[q])
 #define LK_CT_STRIDED_ARGS const char *s, ptrdiff_t sl
 #define LK_CT_LISTED_ARGS const char *const *lp
-/* A tile's four groups of rows (or one) from row i of lanes s + q * slane (lp
- * == NULL) or lp[q], into rows d, d + drow, ...; staged: each lane's 64 bytes
- * through an L1 buffer first. */
+/* A tile: n rows (R to 4R) from row i of lanes s + q * slane (lp == NULL) or
+ * lp[q], into rows d, d + drow, ...; groups of R rows, the last one
+ * overlapping the one before when R does not divide n. For 1- and 2-byte
+ * elements, 4R rows (each lane's 64 bytes) go through an L1 stage first;
+ * staging fewer rows under a mask measured slower (bytes of 49 rows, 1.15x the
+ * time). */
 #define LK_DEFINE_CHUNK_TRANSPOSE(ES)                                                       \
     LK_CT_GROUP(ES, lk_ct_strided##ES, LK_CT_STRIDED_ARGS, LK_CT_STRIDED)                   \
     LK_CT_GROUP(ES, lk_ct_listed##ES, LK_CT_LISTED_ARGS, LK_CT_LISTED)                      \
     LK_VBMI __attribute__((always_inline)) static inline void lk_ct_tile##ES(               \
         char *d, ptrdiff_t drow, const char *s, ptrdiff_t slane, const char *const *lp,     \
-        ptrdiff_t i, int four, __mmask64 mask) {                                            \
+        ptrdiff_t i, ptrdiff_t n, __mmask64 mask) {                                         \
         enum { L = 64 / ES, R = 16 / ES };                                                  \
-        if (four && ES <= 2) {                                                              \
+        const ptrdiff_t groups = (n + R - 1) / R;                                           \
+        if (ES <= 2 && n == 4 * R) {                                                        \
             char stage[64 * L] __attribute__((aligned(64)));                                \
             for (int q = 0; q < L; q++)                                                     \
                 _mm512_store_si512(stage + 64 * q,                                          \
                                    _mm512_loadu_si512((lp ? lp[q] : s + q * slane) + i * ES)); \
             for (int g = 0; g < 4; g++)                                                     \
                 lk_ct_strided##ES(d + g * R * drow, drow, stage, 64, g * 16, mask);         \
-        } else if (lp) {                                                                    \
-            for (int g = 0; g < (four ? 4 : 1); g++)                                        \
-                lk_ct_listed##ES(d + g * R * drow, drow, lp, (i + g * R) * ES, mask);       \
         } else {                                                                            \
-            for (int g = 0; g < (four ? 4 : 1); g++)                                        \
-                lk_ct_strided##ES(d + g * R * drow, drow, s + (i + g * R) * ES, slane, 0,       \
-                                  mask);                                                    \
+            for (ptrdiff_t g = 0; g < groups; g++) {                                        \
+                ptrdiff_t o = g * R < n - R ? g * R : n - R;                                \
+                if (lp)                                                                     \
+                    lk_ct_listed##ES(d + o * drow, drow, lp, (i + o) * ES, mask);           \
+                else                                                                        \
+                    lk_ct_strided##ES(d + o * drow, drow, s + (i + o) * ES, slane, 0, mask); \
+            }                                                                               \
         }                                                                                   \
     }                                                                                       \
     LK_VBMI static void lk_transpose_chunks##ES(char *dst, ptrdiff_t drow, const char *src, \
@@ -3321,25 +3326,26 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
         __mmask64 mask = part ? ((__mmask64)1 << (part * ES)) - 1 : ~(__mmask64)0;          \
         /* A few lanes past the whole tiles go element by element rather than  \
          * in a whole overlapping tile. */                                                  \
-        ptrdiff_t tiled = lanes, few = 0;                                                   \
+        ptrdiff_t tiled = lanes, few = 0, n;                                                \
         if (by_stage && lanes >= L && lanes % L != 0 && lanes % L <= L / 4) {               \
-            few = (lanes - part) % L;                                                       \
+            few = lanes % L;                                                                \
             tiled = lanes - few;                                                            \
         }                                                                                   \
-        for (ptrdiff_t i = 0; i < rows;) {                                                  \
-            int four = i + 4 * R <= rows;                                                   \
-            ptrdiff_t ii = four || i + R <= rows ? i : rows - R, n = four ? 4 * R : R;      \
-            char *out = four && by_stage ? ostage : dst + ii * drow;                        \
-            if (part) lk_ct_tile##ES(out, drow, NULL, 0, lp, ii, four, mask);               \
+        for (ptrdiff_t i = 0; i < rows; i += n) {                                           \
+            n = rows - i < 4 * R ? rows - i : 4 * R;                                        \
+            if (n < R) {                                                                    \
+                i = rows - R;                                                               \
+                n = R;                                                                      \
+            }                                                                               \
+            char *out = n == 4 * R && by_stage ? ostage : dst + i * drow;                   \
+            if (part) lk_ct_tile##ES(out, drow, NULL, 0, lp, i, n, mask);                   \
             for (ptrdiff_t j = part; j < tiled && lanes >= L; j += L) {                     \
                 ptrdiff_t jj = j + L <= tiled ? j : tiled - L;                              \
-                lk_ct_tile##ES(out + jj * ES, drow, src + jj * slane, slane, NULL, ii, four, \
+                lk_ct_tile##ES(out + jj * ES, drow, src + jj * slane, slane, NULL, i, n,    \
                                ~(__mmask64)0);                                              \
             }                                                                               \
-            if (few)                                                                        \
-                lk_transpose_scalar(out, drow, src + ii * ES, slane, 0, n, tiled, lanes, ES); \
-            if (out == ostage) memcpy(dst + ii * drow, ostage, (size_t)(n * drow));         \
-            i = four ? i + 4 * R : ii + R;                                                  \
+            if (few) lk_transpose_scalar(out, drow, src + i * ES, slane, 0, n, tiled, lanes, ES); \
+            if (out == ostage) memcpy(dst + i * drow, ostage, (size_t)(n * drow));          \
         }                                                                                   \
     }
 LK_DEFINE_CHUNK_TRANSPOSE(1)
@@ -3350,8 +3356,9 @@ LK_DEFINE_CHUNK_TRANSPOSE(4)
  * measured on AMD), 1-, 2- or 4-byte elements, at least half a tile of lanes
  * and 16 rows, and the whole operation within L2 (larger ones, and the
  * slices of a batch, go to the kernels that stream: NHWC -> NCHW uint8 of
- * 8x256x56x56, 800 KiB a slice, took 1.15x the time here). Not 32 float32 lanes or fewer: 16 or 32 planes of 7x7 into
- * NCHW16c / NCHW32c took 1.3-1.8x the time of the tiles. */
+ * 8x256x56x56, 800 KiB a slice, took 1.15x the time here). Not 32 float32
+ * lanes or fewer: 16 or 32 planes of 7x7 into NCHW16c / NCHW32c took 1.3-1.8x
+ * the time of the tiles. */
 static inline int lk_chunk_transpose_fits(ptrdiff_t rows, ptrdiff_t lanes, int es) {
     return (es == 1 || es == 2 || (es == 4 && lanes > 32)) && lanes >= 32 / es && rows >= 16 &&
            rows * lanes * es <= ((ptrdiff_t)1 << 20) &&
