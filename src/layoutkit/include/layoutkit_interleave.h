@@ -3314,7 +3314,7 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
          * 4R rows is built in an L1 buffer and copied out in one run, where   \
          * 64-byte stores straight to rows 196 bytes apart split lines and     \
          * took most of the time. */                                                        \
-        char ostage[4 * R * 256] __attribute__((aligned(64)));                              \
+        char ostage[ES == 4 ? 4 * R * 256 : 64] __attribute__((aligned(64)));               \
         int by_stage = ES == 4 && drow == lanes * ES && drow <= 256;                        \
         /* A partial tile first: all lanes when fewer than L, else the lanes   \
          * before the destination's first line boundary. */                                 \
