@@ -3316,10 +3316,12 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
          * took most of the time. */                                                        \
         char ostage[ES == 4 ? 4 * R * 256 : 64] __attribute__((aligned(64)));               \
         int by_stage = ES == 4 && drow == lanes * ES && drow <= 256;                        \
-        /* A partial tile first: all lanes when fewer than L, else the lanes   \
-         * before the destination's first line boundary. */                                 \
+        /* A partial tile first: all lanes when fewer than L, else (from 4L    \
+         * lanes on) the lanes before the destination's first line boundary;  \
+         * for fewer it was one more tile (NCHW32c float16 of 7x7 planes: 1.5x \
+         * the time). */                                                                     \
         ptrdiff_t part = lanes < L ? lanes : 0;                                             \
-        if (!part && !by_stage && drow % 64 == 0 && (uintptr_t)dst % ES == 0)               \
+        if (!part && !by_stage && lanes >= 4 * L && drow % 64 == 0 && (uintptr_t)dst % ES == 0) \
             part = (ptrdiff_t)((64 - (uintptr_t)dst % 64) % 64) / ES;                       \
         const char *lp[L];                                                                  \
         for (int q = 0; q < L && part; q++) lp[q] = src + (q < part ? q : part - 1) * slane; \
