@@ -41,6 +41,7 @@ cdef enum:
     QUANT_STAGE = 262144  # bytes of quantized pixels staged (copy_quantize_batch), L2
     ROWPAD_SMALL = 512  # bytes: boxes of padded rows handled whole (copy_rowpad_small)
     ROWPAD_WORDS = 64   # ROWPAD_SMALL / 8
+    FILL_SLICE = 32768  # bytes of output padded, then given its data, at a time (in L1)
     PF_BOXES = 16       # tiny boxes prefetched ahead in copy_lanes
     MAX_LANES = 256     # lanes per box in copy_lanes (above 64: runs of tiny lanes only)
     SMALL_CAST_BYTES = 2048  # converted boxes this small use a stack buffer in box2d_cast
@@ -1978,7 +1979,16 @@ cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const c
     cdef int64_t child[4 * MAX_DIMS]
     cdef bint d_econ = False
     if lev == 0 and not padmode and P.fill_box != NULL:
-        fill_then_copy(P, t_lo, t_hi, src, dst)
+        # A slice of the output at a time, so that the data goes into padded
+        # lines still in L1 (NHWC -> Crouton of 1x2048x7x7, 32 KiB slices:
+        # uint8 0.8x the time, float16 0.85x, float32 0.9x; 8 KiB slices took
+        # Crouton4x1 1.3x the time, a call per few blocks).
+        n = FILL_SLICE // P.ds[0] if 0 < P.ds[0] < FILL_SLICE else t_hi - t_lo
+        t = t_lo
+        while t < t_hi:
+            t2 = t + n if t + n < t_hi else t_hi
+            fill_then_copy(P, t, t2, src, dst)
+            t = t2
         return
     for k in range(nd):
         sp = P.span[lev * nd + k]
