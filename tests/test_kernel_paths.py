@@ -356,6 +356,25 @@ def test_short_lanes_at_every_length(tag, dtype, offset):
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
+@pytest.mark.parametrize("offset", [0, 16, 40])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("tag", ["NHWC8h8w32c", "NHWC8h2w32c2w", "NHWC8h2w32c4w"])
+def test_many_channel_runs_into_small_padded_planes(tag, dtype, offset):
+    """Pixels of 9+ runs of 32 channels into croutons of small planes: padded
+    and given their data a slice of the output at a time, and a pixel's runs
+    copied a group at a time (the last group shorter); nothing outside the
+    output is written."""
+    layout = lk.Layout(tag, dims="NHWC")
+    for c, h, w in [(288, 7, 7), (320, 3, 9), (544, 9, 5), (2048, 7, 7), (300, 7, 7)]:
+        x = _data((1, h, w, c), dtype, seed=c + h)
+        raw, start, out = _output_at(layout.physical_shape(x.shape), dtype, offset)
+        raw[:] = 0xA5
+        got = layout.pack(x, pad_value=5, out=out)
+        want = ref_pack(x, tag, dims="NHWC", pad_value=5)
+        assert got.tobytes() == want.tobytes(), (c, h, w)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+
+
 @pytest.mark.parametrize("offset", [0, 2, 16, 40])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
 @pytest.mark.parametrize("direction", ["NCHW->NHWC", "NHWC->NCHW"])

@@ -41,6 +41,7 @@ cdef enum:
     QUANT_STAGE = 262144  # bytes of quantized pixels staged (copy_quantize_batch), L2
     ROWPAD_SMALL = 512  # bytes: boxes of padded rows handled whole (copy_rowpad_small)
     ROWPAD_WORDS = 64   # ROWPAD_SMALL / 8
+    RUN_GROUP = 8       # runs of a pixel copied together into their chunks (copy_small_rows)
     FILL_SLICE = 32768  # bytes of output padded, then given its data, at a time (in L1)
     PF_BOXES = 16       # tiny boxes prefetched ahead in copy_lanes
     MAX_LANES = 256     # lanes per box in copy_lanes (above 64: runs of tiny lanes only)
@@ -1284,7 +1285,9 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
     # A block that is one destination run (crouton: 8 rows of 32 channels) is
     # padded whole just before its data goes in, while it is in L1.
     cdef bint block_run = padded and (n0 == 1 or d0 == n1 * es)
-    cdef Py_ssize_t r
+    cdef Py_ssize_t r, g
+    cdef const char* gsrc
+    cdef char* gdst
     # Unpadded runs of 16-128 bytes: the next level out goes in the loop too
     # (crouton <-> NHWC of 64 channels: 2 runs a pixel, 8 pixels a block), in
     # a C loop per run size (lk_copy_runs_2d). The odometer step per pixel cost
@@ -1309,6 +1312,25 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
         # Packing's blocks are in source order already; its pixels of 4-8 runs
         # go further, below.
         nord = order_by_source(P, lev, b, order, idx)
+        if nord > 0 and P.ss[order[nord - 1]] == run and ext[order[nord - 1]] > RUN_GROUP:
+            # More runs a pixel (NHWC -> Crouton of 2048 channels: 64) go
+            # RUN_GROUP at a time across every pixel: each pixel's group is
+            # read front to back, where in destination order each run was a
+            # miss (pixels 2 KiB apart share two L1 sets). uint8 of 1x2048x7x7
+            # 0.84x the time, float16 / float32 unchanged.
+            nord -= 1
+            inner = order[nord]
+            g = 0
+            while g < ext[inner]:
+                gsrc = src + g * P.ss[inner]
+                gdst = dst + g * P.ds[inner]
+                while True:
+                    lk_copy_runs_3d(gdst, dq, d0, P.ds[inner], gsrc, sq, s0, nq, n0,
+                                    min(RUN_GROUP, ext[inner] - g), run)
+                    if not advance_both(P, order, nord, idx, ext, &gsrc, &gdst):
+                        break
+                g += RUN_GROUP
+            return
         if (nord > 0 and P.ss[order[nord - 1]] == run and ext[order[nord - 1]] >= 4
                 and ext[order[nord - 1]] <= 8):
             # The fastest block level continues each run in the source (the
