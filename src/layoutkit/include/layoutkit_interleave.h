@@ -3218,15 +3218,16 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
  * lanes by R = 16 / es rows: register k gathers 16 bytes (R rows) of lanes k,
  * R + k, 2R + k and 3R + k into its four 16-byte chunks, log2(R) rounds of
  * unpacks transpose every chunk in place, and register t then holds row t of
- * all L lanes, one 64-byte store. Four tiles of rows go together, so that each
- * lane's 64-byte line is read once. For 1- and 2-byte elements those lines are
- * first copied to an L1 stage, where the 16-byte reads take constant offsets
- * (64 lanes' offsets do not fit in registers: 0.7x the time for bytes).
- * Destination rows a multiple of 64 bytes apart start their full tiles on a
- * line (numpy's data sits 16 bytes into one: float32 2048 x 49 1.9x the time
- * unaligned). Edges: a last tile of lanes overlaps the one before, a tile of
- * fewer than L lanes repeats its last lane and stores under a mask, and a last
- * group of R rows overlaps the rows before it.
+ * all L lanes, one 64-byte store. Blocks of four groups of rows (64 bytes of
+ * each lane) go together, so that each lane's line is read once. For 1- and
+ * 2-byte elements those lines are first copied to an L1 stage, where the
+ * 16-byte reads take constant offsets (64 lanes' offsets do not fit in
+ * registers: 0.7x the time for bytes). With 4+ tiles of lanes, destination
+ * rows a multiple of 64 bytes apart start their full tiles on a line (numpy's
+ * data sits 16 bytes into one: float32 2048 x 49 1.9x the time unaligned).
+ * Edges: a last tile of lanes overlaps the one before, a tile of fewer than L
+ * lanes repeats its last lane and stores under a mask, and a last group of R
+ * rows overlaps the rows before it.
  */
 #define LK_CT_UNPACK(w, lo, a, b)                                                           \
     ((w) == 1   ? ((lo) ? _mm512_unpacklo_epi8(a, b) : _mm512_unpackhi_epi8(a, b))         \
