@@ -386,7 +386,7 @@ def test_chunk_transposes_at_every_edge(direction, dtype, offset):
     transpose; nothing outside the output is written."""
     src_tag, dst_tag = direction.split("->")
     for c, hw in itertools.product(
-        [16, 31, 32, 33, 49, 63, 64, 65, 100, 300], [16, 17, 31, 33, 49, 64, 65, 127, 200]
+        [16, 31, 32, 33, 49, 63, 64, 65, 100, 256, 300, 512], [16, 17, 31, 33, 49, 64, 65, 127, 200]
     ):
         logical = _data((1, c, 1, hw), dtype, seed=c + hw)
         x = logical if src_tag == "NCHW" else np.ascontiguousarray(logical.transpose(0, 2, 3, 1))
