@@ -399,6 +399,37 @@ def test_chunk_transposes_at_every_edge(direction, dtype, offset):
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
+@pytest.mark.parametrize("offset", [0, 1, 17, 63])
+def test_byte_lane_tiles_into_streamed_planes(offset):
+    """NHWC -> NCHW uint8 whose planes stream out (4 MiB+ of output, or the
+    slices of a batch): 64 pixels at a time through all channels, a masked
+    tile up to the output's first line and for the last pixels, and a last
+    block of channels overlapping the one before. Checked against numpy's
+    transpose; nothing outside the output is written."""
+    for n, c, hw in [
+        (1, 128, 32768),
+        (1, 130, 32832),
+        (1, 191, 22016),
+        (1, 300, 14016),
+        (1, 512, 8192),
+        (9, 130, 4096),
+        (8, 256, 3136),
+    ]:
+        logical = _data((n, c, 1, hw), np.uint8, seed=c + hw)
+        x = np.ascontiguousarray(logical.transpose(0, 2, 3, 1))
+        raw, start, out = _output_at(logical.shape, np.uint8, offset)
+        raw[:] = 0xA5
+        got = lk.convert(
+            x,
+            logical.shape,
+            lk.Layout("NHWC", dims="NCHW"),
+            lk.Layout("NCHW", dims="NCHW"),
+            out=out,
+        )
+        assert got.tobytes() == logical.tobytes(), (n, c, hw)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c"])
 def test_staged_rows_of_every_length(tag, dtype):

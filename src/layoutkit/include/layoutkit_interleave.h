@@ -241,6 +241,12 @@ static inline int lk_small_operation(void) {
 /* Whether the running operation is large enough (8 MiB+ moved) that its
  * output is better streamed past the caches, even in slices of 1 MiB or less. */
 static inline int lk_large_operation(void) { return lk_footprint_hint >= ((ptrdiff_t)8 << 20); }
+/* Whether a transpose writing out_bytes streams its output: 4 MiB+ of it, or
+ * 512 KiB+ as a slice of an operation that moves 8 MiB+ (a batch). */
+static inline int lk_stream_output(ptrdiff_t out_bytes) {
+    return out_bytes >= ((ptrdiff_t)4 << 20) ||
+           (out_bytes >= ((ptrdiff_t)512 << 10) && lk_large_operation());
+}
 
 /* Whether the CPU is AMD's (a few choices were measured there only);
  * LAYOUTKIT_CPU_VENDOR=amd or =intel forces either set of choices (tests). */
@@ -2181,10 +2187,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
      * time, float32 0.65x; 800 KB of uint8: 0.55x, and 0.9x in a warm loop).
      * Not for smaller operations, whose output is better left in cache for
      * its reader (2x256x56x56 float16 measured 1.05x). */
-    ptrdiff_t out_bytes = rows * drow;
-    int stream = (out_bytes >= ((ptrdiff_t)4 << 20) ||
-                  (out_bytes >= ((ptrdiff_t)512 << 10) && lk_large_operation())) &&
-                 drow % 64 == 0 && (uintptr_t)dst % 64 == 0;
+    int stream = lk_stream_output(rows * drow) && drow % 64 == 0 && (uintptr_t)dst % 64 == 0;
     /* Rows that do not fill the last block or tile take a block or tile that
      * ends at the last row, overlapping rows already done (NCHW -> NHWC of
      * 1x2048x7x7 and 1x2048x14x14, 49 and 196 rows, which the other kernels
@@ -3247,7 +3250,7 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
  * `mask` selects the bytes stored when the tile has fewer than L lanes. */
 #define LK_CT_GROUP(ES, NAME, LANE_ARGS, LANE)                                              \
     LK_VBMI __attribute__((always_inline)) static inline void NAME(                         \
-        char *d, ptrdiff_t drow, LANE_ARGS, ptrdiff_t off, __mmask64 mask) {                \
+        char *d, ptrdiff_t drow, LANE_ARGS, ptrdiff_t off, __mmask64 mask, int nt) {        \
         enum { R = 16 / ES, BITS = ES == 1 ? 4 : ES == 2 ? 3 : 2 };                         \
         __m512i a[R], b[R];                                                                 \
         _Pragma("GCC unroll 16") for (int k = 0; k < R; k++) {                              \
@@ -3269,7 +3272,9 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
             _Pragma("GCC unroll 16") for (int p = 0; p < R; p++) a[p] = b[p];               \
         }                                                                                   \
         _Pragma("GCC unroll 16") for (int t = 0; t < R; t++) {                              \
-            if (mask == ~(__mmask64)0)                                                      \
+            if (mask == ~(__mmask64)0 && nt)                                                \
+                _mm512_stream_si512((__m512i *)(d + t * drow), a[LK_CT_BITREV(t, BITS)]);   \
+            else if (mask == ~(__mmask64)0)                                                 \
                 _mm512_storeu_si512(d + t * drow, a[LK_CT_BITREV(t, BITS)]);                \
             else                                                                            \
                 _mm512_mask_storeu_epi8(d + t * drow, mask, a[LK_CT_BITREV(t, BITS)]);      \
@@ -3290,7 +3295,7 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
     LK_CT_GROUP(ES, lk_ct_listed##ES, LK_CT_LISTED_ARGS, LK_CT_LISTED)                      \
     LK_VBMI __attribute__((always_inline)) static inline void lk_ct_tile##ES(               \
         char *d, ptrdiff_t drow, const char *s, ptrdiff_t slane, const char *const *lp,     \
-        ptrdiff_t i, ptrdiff_t n, __mmask64 mask) {                                         \
+        ptrdiff_t i, ptrdiff_t n, __mmask64 mask, int nt) {                                 \
         enum { L = 64 / ES, R = 16 / ES };                                                  \
         const ptrdiff_t groups = (n + R - 1) / R;                                           \
         if (ES <= 2 && n == 4 * R) {                                                        \
@@ -3299,14 +3304,14 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
                 _mm512_store_si512(stage + 64 * q,                                          \
                                    _mm512_loadu_si512((lp ? lp[q] : s + q * slane) + i * ES)); \
             for (int g = 0; g < 4; g++)                                                     \
-                lk_ct_strided##ES(d + g * R * drow, drow, stage, 64, g * 16, mask);         \
+                lk_ct_strided##ES(d + g * R * drow, drow, stage, 64, g * 16, mask, nt);       \
         } else {                                                                            \
             for (ptrdiff_t g = 0; g < groups; g++) {                                        \
                 ptrdiff_t o = g * R < n - R ? g * R : n - R;                                \
                 if (lp)                                                                     \
-                    lk_ct_listed##ES(d + o * drow, drow, lp, (i + o) * ES, mask);           \
+                    lk_ct_listed##ES(d + o * drow, drow, lp, (i + o) * ES, mask, nt);         \
                 else                                                                        \
-                    lk_ct_strided##ES(d + o * drow, drow, s + (i + o) * ES, slane, 0, mask); \
+                    lk_ct_strided##ES(d + o * drow, drow, s + (i + o) * ES, slane, 0, mask, nt);\
             }                                                                               \
         }                                                                                   \
     }                                                                                       \
@@ -3344,11 +3349,11 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
                 n = R;                                                                      \
             }                                                                               \
             char *out = n == 4 * R && by_stage ? ostage : dst + i * drow;                   \
-            if (part) lk_ct_tile##ES(out, drow, NULL, 0, lp, i, n, mask);                   \
+            if (part) lk_ct_tile##ES(out, drow, NULL, 0, lp, i, n, mask, 0);                 \
             for (ptrdiff_t j = part; j < tiled && lanes >= L; j += L) {                     \
                 ptrdiff_t jj = j + L <= tiled ? j : tiled - L;                              \
                 lk_ct_tile##ES(out + jj * ES, drow, src + jj * slane, slane, NULL, i, n,    \
-                               ~(__mmask64)0);                                              \
+                               ~(__mmask64)0, 0);                                           \
             }                                                                               \
             if (few) lk_transpose_scalar(out, drow, src + i * ES, slane, 0, n, tiled, lanes, ES); \
             if (out == ostage) memcpy(dst + i * drow, ostage, (size_t)(n * drow));          \
@@ -3357,6 +3362,37 @@ static void lk_transpose_edge_rows(char *restrict dst, ptrdiff_t drow, const cha
 LK_DEFINE_CHUNK_TRANSPOSE(1)
 LK_DEFINE_CHUNK_TRANSPOSE(2)
 LK_DEFINE_CHUNK_TRANSPOSE(4)
+
+/* Byte lane tiles, for transposes whose output streams: a tile of 64 lanes
+ * goes through all rows, 64 at a time, before the next, so its lines come
+ * from memory once and are used whole while in L1, and each destination row
+ * gets one whole line per tile, one streaming store. The row runs above read
+ * the lines of 256 lanes (64 KiB, more than L1) in four passes: NHWC -> NCHW
+ * uint8 of 8x256x56x56 took 0.81x their time (best of 60 hot-loop batches,
+ * alternating processes; float16's 32-lane tiles 1.05-1.1x, and both with
+ * stores through the cache 1.1-1.2x). The lanes before the destination's
+ * first line, and the last lanes past whole tiles, take a tile that repeats
+ * its last lane and stores under a mask. */
+LK_VBMI static void lk_transpose_lanetiles1(char *dst, ptrdiff_t drow, const char *src,
+                                            ptrdiff_t slane, ptrdiff_t rows, ptrdiff_t lanes) {
+    enum { L = 64 };
+    ptrdiff_t head = (ptrdiff_t)((64 - (uintptr_t)dst % 64) % 64);
+    for (ptrdiff_t j = 0; j < lanes;) {
+        ptrdiff_t w = j == 0 && head ? head : lanes - j < L ? lanes - j : L;
+        const char *lp[L];
+        for (int q = 0; q < L && w < L; q++) lp[q] = src + (j + (q < w ? q : w - 1)) * slane;
+        __mmask64 mask = w < L ? ((__mmask64)1 << w) - 1 : ~(__mmask64)0;
+        for (ptrdiff_t i0 = 0; i0 < rows; i0 += L) {
+            ptrdiff_t i = i0 + L <= rows ? i0 : rows - L;
+            if (w < L)
+                lk_ct_tile1(dst + i * drow + j, drow, NULL, 0, lp, i, L, mask, 0);
+            else
+                lk_ct_tile1(dst + i * drow + j, drow, src + j * slane, slane, NULL, i, L, mask, 1);
+        }
+        j += w;
+    }
+    _mm_sfence();
+}
 
 /* Whether lk_transpose takes the chunk transposes: Intel with AVX-512 (not
  * measured on AMD), 1-, 2- or 4-byte elements, at least half a tile of lanes
@@ -3390,6 +3426,12 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     }
 #endif
 #ifdef LK_HAVE_VBMI_TILES
+    /* 128-512 rows: two or more blocks of a tile's lines, which still fit L1. */
+    if (es == 1 && rows >= 128 && rows <= 512 && lanes >= 256 && drow % 64 == 0 &&
+        lk_stream_output(rows * drow) && lk_simd() != 0 && !lk_is_amd() && lk_vbmi()) {
+        lk_transpose_lanetiles1(dst, drow, src, slane, rows, lanes);
+        return;
+    }
     if (lk_chunk_transpose_fits(rows, lanes, es)) {
         switch (es) {
         case 1: lk_transpose_chunks1(dst, drow, src, slane, rows, lanes); break;
