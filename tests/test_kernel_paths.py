@@ -399,13 +399,15 @@ def test_chunk_transposes_at_every_edge(direction, dtype, offset):
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("offset", [0, 1, 17, 63])
-def test_byte_lane_tiles_into_streamed_planes(offset):
+def test_byte_lane_tiles_into_streamed_planes(offset, threads):
     """NHWC -> NCHW uint8 whose planes stream out (4 MiB+ of output, or the
     slices of a batch): 64 pixels at a time through all channels, a masked
     tile up to the output's first line and for the last pixels, and a last
-    block of channels overlapping the one before. Checked against numpy's
-    transpose; nothing outside the output is written."""
+    block of channels overlapping the one before; on one thread and split
+    over two. Checked against numpy's transpose; nothing outside the output
+    is written."""
     for n, c, hw in [
         (1, 128, 32768),
         (1, 130, 32832),
@@ -425,6 +427,7 @@ def test_byte_lane_tiles_into_streamed_planes(offset):
             lk.Layout("NHWC", dims="NCHW"),
             lk.Layout("NCHW", dims="NCHW"),
             out=out,
+            threads=threads,
         )
         assert got.tobytes() == logical.tobytes(), (n, c, hw)
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
