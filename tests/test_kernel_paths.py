@@ -880,6 +880,38 @@ def test_tiny_planes_of_many_channels(tag, c, dtype, hw):
     assert np.array_equal(layout.unpack(got, shape), x)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("offset", [0, 2, 18])
+def test_padding_runs_of_small_croutons(offset, threads):
+    """Crouton2 of small planes (7x7 of 2048 channels and the like): where
+    the output is not padded a slice at a time, only the padding the data
+    boxes leave (the eighth H row of each chunk, the channels past C) is
+    filled, as runs of a two-byte pattern, each thread its part of them. Checked against the
+    numpy model with a pad value whose two bytes differ; every byte outside
+    the output keeps its sentinel."""
+    layout = lk.htp.layout("R4Crouton2Layout")
+    for h, w, c in [
+        (7, 7, 2048),
+        (7, 5, 1024),
+        (5, 7, 640),
+        (13, 6, 96),
+        (7, 7, 100),
+        # Channel padding too: runs of 96, 40, 32, 20 and 12 bytes.
+        (7, 7, 1000),
+        (7, 7, 1014),
+        (7, 7, 1016),
+        (7, 6, 1019),
+        (6, 7, 1021),
+    ]:
+        x = _data((1, h, w, c), np.float16, seed=h * w + c)
+        want = ref_pack(x, str(layout), dims=layout.dims, pad_value=3)
+        raw, start, out = _output_at(want.shape, np.float16, offset)
+        raw[:] = 0xA5
+        got = layout.pack(x, pad_value=3, out=out, threads=threads)
+        assert got.tobytes() == want.tobytes(), (h, w, c)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+
+
 @pytest.mark.parametrize("preset", ["R4Crouton4x1Layout", "R4Crouton2Layout", "R4CroutonLayout"])
 @pytest.mark.parametrize("c", [256, 100, 64, 40, 3])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16])

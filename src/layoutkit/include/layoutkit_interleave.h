@@ -426,6 +426,51 @@ static inline void lk_interleave_lane_box(void *restrict out, const void *const 
     lk_interleave_long(out, lanes, m, k, k, es);
 }
 
+/* Fill the parts within [lo, hi) of the byte runs (start, length pairs,
+ * ascending, from dst) with the es-byte pattern pad (es 1, 2, 4 or 8; every
+ * run starts and ends on an element). A run is a few stores of the pattern
+ * repeated over 64 bytes, the last overlapping, as in lk_copy_rows: the
+ * padding of small croutons is hundreds of runs of 32-288 bytes, where a
+ * memset call each would cost more than the whole fill they replace. */
+static inline void lk_fill_runs(char *restrict dst, const int64_t *runs, ptrdiff_t nruns,
+                                ptrdiff_t lo, ptrdiff_t hi, const uint8_t *pad, int es) {
+    unsigned char pat[64];
+    ptrdiff_t a = 0, b = nruns;
+    for (int i = 0; i < 64; i++) pat[i] = pad[i % es];
+    while (a < b) { /* the first run that ends after lo */
+        ptrdiff_t m = a + (b - a) / 2;
+        if (runs[2 * m] + runs[2 * m + 1] <= lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (ptrdiff_t r = a; r < nruns && runs[2 * r] < hi; r++) {
+        ptrdiff_t s = runs[2 * r] > lo ? runs[2 * r] : lo;
+        ptrdiff_t e = runs[2 * r] + runs[2 * r + 1] < hi ? runs[2 * r] + runs[2 * r + 1] : hi;
+        char *d = dst + s;
+        ptrdiff_t n = e - s;
+        if (n >= 64) {
+            ptrdiff_t i = 0;
+            for (; i + 64 <= n; i += 64) memcpy(d + i, pat, 64);
+            if (i < n) memcpy(d + n - 64, pat, 64);
+        } else if (n >= 32) {
+            memcpy(d, pat, 32);
+            memcpy(d + n - 32, pat, 32);
+        } else if (n >= 16) {
+            memcpy(d, pat, 16);
+            memcpy(d + n - 16, pat, 16);
+        } else if (n >= 8) {
+            memcpy(d, pat, 8);
+            memcpy(d + n - 8, pat, 8);
+        } else if (n >= 4) {
+            memcpy(d, pat, 4);
+            memcpy(d + n - 4, pat, 4);
+        } else {
+            memcpy(d, pat, (size_t)n);
+        }
+    }
+}
+
 /* nq x n0 runs of `run` bytes (16, 32, 64 or 128), run (q, r) from src + q sq +
  * r s0 to dst + q dq + r d0: whole 32-channel runs of croutons <-> NHWC. One
  * loop per size, so each run is a few moves of a constant size. */
