@@ -728,9 +728,13 @@ def test_k_quants_roundtrip_quality(name, max_rel_rmse):
     assert not G.dequantize(G.quantize(z, name), name).any()
 
 
-@pytest.mark.parametrize("name", ["Q4_0", "Q8_0"])
-# Streaming stores from 16384 blocks (2 MiB of output) on Intel, 65536 on AMD.
-@pytest.mark.parametrize("nblocks", [1, 37, 20000, 70000])
+# Streaming stores on Intel from 2 MiB of output for Q4_0 / Q8_0 (16384 blocks
+# of 32) and 8 MiB for Q4_K (8192 blocks of 256); from four times that on AMD.
+@pytest.mark.parametrize(
+    ("name", "nblocks"),
+    [(t, n) for t in ("Q4_0", "Q8_0") for n in (1, 37, 20000, 70000)]
+    + [("Q4_K", n) for n in (1, 37, 2500, 9000)],
+)
 def test_simd_and_portable_dequantize_agree(name, nblocks):
     info = G.type_info(name)
     q = np.random.default_rng(nblocks).integers(0, 256, nblocks * info.type_size, dtype=np.uint8)

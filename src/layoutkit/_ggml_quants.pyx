@@ -2568,10 +2568,56 @@ cdef extern from *:
 
     LKG_DEFINE_DQ4K(lkg_dq_q4_k_generic, )
     #if defined(LKG_HAVE_AVX2)
-    LKG_DEFINE_DQ4K(lkg_dq_q4_k_avx2, LKG_AVX2)
+    /* The same arithmetic (a product, then the min subtracted: no fused
+       multiply-add) eight elements at a time, streamed, for outputs of 8 MiB+
+       (8192 blocks of 1 KiB; 32 MiB on AMD): 4096x4096, 64 MiB, took 0.38x
+       the time of the compiler's version of the loop above written through
+       the cache (alternating in one process; 1.45x np.copyto against ggml's
+       C 0.62x). At 4 MiB that version, its output left in cache, took 0.9x
+       the time of this one either way. */
+    LKG_AVX2 static void lkg_dq_q4_k_stream(const uint8_t *x, float *y, Py_ssize_t nb) {
+        const int stream = 1;   /* lkg_put8's streaming stores */
+        const __m256i low = _mm256_set1_epi32(0xF);
+        for (Py_ssize_t i = 0; i < nb; i++) {
+            const uint8_t *xb = x + 144 * i;
+            float *yb = y + 256 * i;
+            const float d = lkg_fp16_to_fp32_any((uint16_t)(xb[0] | (xb[1] << 8)));
+            const float mn = lkg_fp16_to_fp32_any((uint16_t)(xb[2] | (xb[3] << 8)));
+            const uint8_t *sc = xb + 4, *q = xb + 16;
+            for (int j = 0; j < 4; j++) {
+                uint8_t s1, m1, s2, m2;
+                const int is = 2 * j;
+                if (is < 4) { s1 = sc[is] & 63; m1 = sc[is + 4] & 63; }
+                else { s1 = (sc[is + 4] & 0xF) | ((sc[is - 4] >> 6) << 4);
+                       m1 = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4); }
+                if (is + 1 < 4) { s2 = sc[is + 1] & 63; m2 = sc[is + 5] & 63; }
+                else { s2 = (sc[is + 5] & 0xF) | ((sc[is - 3] >> 6) << 4);
+                       m2 = (sc[is + 5] >> 4) | ((sc[is + 1] >> 6) << 4); }
+                const __m256 d1 = _mm256_set1_ps(d * s1), mm1 = _mm256_set1_ps(mn * m1);
+                const __m256 d2 = _mm256_set1_ps(d * s2), mm2 = _mm256_set1_ps(mn * m2);
+                for (int k = 0; k < 4; k++) {
+                    const __m128i b8 = _mm_loadl_epi64((const __m128i *)(q + 8 * k));
+                    const __m256i b = _mm256_cvtepu8_epi32(b8);
+                    const __m256 lo = _mm256_cvtepi32_ps(_mm256_and_si256(b, low));
+                    const __m256 hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(b, 4));
+                    lkg_put8(yb + 8 * k, _mm256_sub_ps(_mm256_mul_ps(d1, lo), mm1), stream);
+                    lkg_put8(yb + 32 + 8 * k, _mm256_sub_ps(_mm256_mul_ps(d2, hi), mm2), stream);
+                }
+                yb += 64;
+                q += 32;
+            }
+        }
+        if (stream) _mm_sfence();
+    }
     #endif
+    LKG_DEFINE_DQ4K(lkg_dq_q4_k_avx2, LKG_AVX2)
     static void lkg_dq_q4_k(const uint8_t *x, float *y, Py_ssize_t nb) {
     #if defined(LKG_HAVE_AVX2)
+        if (lkg_simd_level(-1) == 2 && ((uintptr_t)y & 15u) == 0
+                && nb * 2 >= LKG_STREAM_MIN_BLOCKS) {
+            lkg_dq_q4_k_stream(x, y, nb);
+            return;
+        }
         if (lkg_simd_level(-1) == 2) { lkg_dq_q4_k_avx2(x, y, nb); return; }
     #endif
         lkg_dq_q4_k_generic(x, y, nb);
