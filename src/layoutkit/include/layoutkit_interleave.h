@@ -3846,15 +3846,18 @@ __attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *res
 #endif
 
 #ifdef LK_HAVE_VBMI_TILES
-/* De-interleave grids by byte permutes of two registers (vpermt2b: one
- * shuffle per 64 bytes out, where the AVX2 boxes take two to three): 32
- * pixels a step, the last step overlapping the one before; m >= 32 (Intel;
- * unmeasured on AMD). Against the AVX2 boxes, alternating in one process
- * (bench/ab_env.py): Crouton2 -> NHWC float16 / Crouton4x1 -> NHWC uint8 of
- * 1x2048x7x7 0.85-0.89x / 0.97x the time, larger shapes within 3% either
- * way. The same for the interleaves (packing) took 1.06-1.2x the time: their
- * 64-byte stores split lines at numpy's 16-byte offset, and the four byte
- * lanes need two inserts a step.
+/* De-interleave grids of operations within L2 (lk_small_operation) by byte
+ * permutes of two registers (vpermt2b: one shuffle per 64 bytes out, where
+ * the AVX2 boxes take two to three): 32 pixels a step, the last step
+ * overlapping the one before; m >= 32 (Intel; unmeasured on AMD). Against
+ * the AVX2 boxes, alternating in one process (bench/ab_env.py): Crouton2 ->
+ * NHWC float16 / Crouton4x1 -> NHWC uint8 of 1x2048x7x7 0.85-0.89x / 0.97x
+ * the time. Larger operations were within 3% in that hot loop, but in the
+ * suite, whose copy reference evicts the data between calls, Crouton2 ->
+ * NHWC float16 of 8x256x56x56 fell from 0.75-0.82x copy to 0.64-0.71x (three
+ * full runs; its 64-byte loads all split lines at numpy's 16-byte offset).
+ * The same for the interleaves (packing) took 1.06-1.2x the time even in a
+ * hot loop, and the four byte lanes need two inserts a step.
  *
  * Byte indices over registers A, B (128 bytes of pixels): out register r,
  * byte b is row 2r + b / 32, pixel b % 32 (4-byte pixels: two rows a
@@ -3931,8 +3934,8 @@ static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict
         return 0;
     for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
 #ifdef LK_HAVE_VBMI_TILES
-    if ((kind == LK_GRID_DI4_U8 || kind == LK_GRID_DI2_U16) && m >= 32 && !lk_is_amd() &&
-        lk_vbmi()) {
+    if ((kind == LK_GRID_DI4_U8 || kind == LK_GRID_DI2_U16) && m >= 32 && lk_small_operation() &&
+        !lk_is_amd() && lk_vbmi()) {
         lk_box_grid_di_vbmi(kind, dst, src, lv, stride, m, data);
         return 1;
     }
