@@ -3413,9 +3413,10 @@ LK_DEFINE_CHUNK_TRANSPOSE(4)
  * from memory once and are used whole while in L1, and each destination row
  * gets one whole line per tile, one streaming store. The row runs above read
  * the lines of 256 lanes (64 KiB, more than L1) in four passes: NHWC -> NCHW
- * uint8 of 8x256x56x56 took 0.81x their time (best of 60 hot-loop batches,
- * alternating processes; float16's 32-lane tiles 1.05-1.1x, and both with
- * stores through the cache 1.1-1.2x). The lanes before the destination's
+ * uint8 of 8x256x56x56 took 0.78x their time (best of 60 hot-loop batches,
+ * alternating processes; bytes with stores through the cache 1.1-1.2x, and
+ * float16's 32-lane tiles, streamed, 1.09-1.2x alternating in one process,
+ * so float16 keeps the row runs). The lanes before the destination's
  * first line, and the last lanes past whole tiles, take a tile that repeats
  * its last lane and stores under a mask. */
 LK_VBMI static void lk_transpose_lanetiles1(char *dst, ptrdiff_t drow, const char *src,
