@@ -2507,6 +2507,14 @@ cdef extern from *:
         return f;
     }
 
+    /* get_scale_min_k4: the 6-bit scale and min of sub-block j (0-7) of a
+       Q4_K / Q5_K block's 12 packed scale bytes (scale_min_k4 below, in C). */
+    static inline void lkg_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
+        if (j < 4) { *d = q[j] & 63; *m = q[j + 4] & 63; }
+        else { *d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+               *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4); }
+    }
+
     /* dequantize_row_q5_K's loops in C with restrict pointers (no aliasing between
        the codes and the floats), so that the compiler vectorises them; one fp32
        multiply and one subtract per value, as in ggml. */
@@ -2520,13 +2528,8 @@ cdef extern from *:
             const uint8_t *sc = xb + 4, *qh = xb + 16, *ql = xb + 48; \
             for (int j = 0; j < 4; j++) { \
                 uint8_t s1, m1, s2, m2; \
-                const int is = 2 * j; \
-                if (is < 4) { s1 = sc[is] & 63; m1 = sc[is + 4] & 63; } \
-                else { s1 = (sc[is + 4] & 0xF) | ((sc[is - 4] >> 6) << 4); \
-                       m1 = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4); } \
-                if (is + 1 < 4) { s2 = sc[is + 1] & 63; m2 = sc[is + 5] & 63; } \
-                else { s2 = (sc[is + 5] & 0xF) | ((sc[is - 3] >> 6) << 4); \
-                       m2 = (sc[is + 5] >> 4) | ((sc[is + 1] >> 6) << 4); } \
+                lkg_scale_min_k4(2 * j, sc, &s1, &m1); \
+                lkg_scale_min_k4(2 * j + 1, sc, &s2, &m2); \
                 const float d1 = d * s1, mm1 = mn * m1, d2 = d * s2, mm2 = mn * m2; \
                 const uint8_t u1 = (uint8_t)(1u << (2 * j)), u2 = (uint8_t)(2u << (2 * j)); \
                 for (int l = 0; l < 32; l++) \
@@ -2550,13 +2553,8 @@ cdef extern from *:
             const uint8_t *sc = xb + 4, *q = xb + 16; \
             for (int j = 0; j < 4; j++) { \
                 uint8_t s1, m1, s2, m2; \
-                const int is = 2 * j; \
-                if (is < 4) { s1 = sc[is] & 63; m1 = sc[is + 4] & 63; } \
-                else { s1 = (sc[is + 4] & 0xF) | ((sc[is - 4] >> 6) << 4); \
-                       m1 = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4); } \
-                if (is + 1 < 4) { s2 = sc[is + 1] & 63; m2 = sc[is + 5] & 63; } \
-                else { s2 = (sc[is + 5] & 0xF) | ((sc[is - 3] >> 6) << 4); \
-                       m2 = (sc[is + 5] >> 4) | ((sc[is + 1] >> 6) << 4); } \
+                lkg_scale_min_k4(2 * j, sc, &s1, &m1); \
+                lkg_scale_min_k4(2 * j + 1, sc, &s2, &m2); \
                 const float d1 = d * s1, mm1 = mn * m1, d2 = d * s2, mm2 = mn * m2; \
                 for (int l = 0; l < 32; l++) yb[l] = d1 * (float)(q[l] & 0xF) - mm1; \
                 for (int l = 0; l < 32; l++) yb[32 + l] = d2 * (float)(q[l] >> 4) - mm2; \
@@ -2586,13 +2584,8 @@ cdef extern from *:
             const uint8_t *sc = xb + 4, *q = xb + 16;
             for (int j = 0; j < 4; j++) {
                 uint8_t s1, m1, s2, m2;
-                const int is = 2 * j;
-                if (is < 4) { s1 = sc[is] & 63; m1 = sc[is + 4] & 63; }
-                else { s1 = (sc[is + 4] & 0xF) | ((sc[is - 4] >> 6) << 4);
-                       m1 = (sc[is + 4] >> 4) | ((sc[is] >> 6) << 4); }
-                if (is + 1 < 4) { s2 = sc[is + 1] & 63; m2 = sc[is + 5] & 63; }
-                else { s2 = (sc[is + 5] & 0xF) | ((sc[is - 3] >> 6) << 4);
-                       m2 = (sc[is + 5] >> 4) | ((sc[is + 1] >> 6) << 4); }
+                lkg_scale_min_k4(2 * j, sc, &s1, &m1);
+                lkg_scale_min_k4(2 * j + 1, sc, &s2, &m2);
                 const __m256 d1 = _mm256_set1_ps(d * s1), mm1 = _mm256_set1_ps(mn * m1);
                 const __m256 d2 = _mm256_set1_ps(d * s2), mm2 = _mm256_set1_ps(mn * m2);
                 for (int k = 0; k < 4; k++) {

@@ -1984,7 +1984,7 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
             # A partial group of interleaved lanes (the last 4-column group of
             # 7-wide Crouton4x1 planes: 3 columns): the whole group, its other
             # lanes padding, goes through the interleave grids instead of a
-            # 2-D box call per 3 x 32 box.
+            # 2-D box call per 3 x 32 box. (_find_pad_runs mirrors this rule.)
             for k in range(nlev + 1):
                 ext[k] = box[k]
             ext[inner] = P.ext[inner]

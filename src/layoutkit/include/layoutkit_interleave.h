@@ -449,25 +449,24 @@ static inline void lk_fill_runs(char *restrict dst, const int64_t *runs, ptrdiff
         ptrdiff_t e = runs[2 * r] + runs[2 * r + 1] < hi ? runs[2 * r] + runs[2 * r + 1] : hi;
         char *d = dst + s;
         ptrdiff_t n = e - s;
+/* W bytes of pattern at each end of the run (W <= n < 2W). */
+#define LK_FILL_ENDS(W) (memcpy(d, pat, W), memcpy(d + n - (W), pat, W))
         if (n >= 64) {
             ptrdiff_t i = 0;
             for (; i + 64 <= n; i += 64) memcpy(d + i, pat, 64);
             if (i < n) memcpy(d + n - 64, pat, 64);
         } else if (n >= 32) {
-            memcpy(d, pat, 32);
-            memcpy(d + n - 32, pat, 32);
+            LK_FILL_ENDS(32);
         } else if (n >= 16) {
-            memcpy(d, pat, 16);
-            memcpy(d + n - 16, pat, 16);
+            LK_FILL_ENDS(16);
         } else if (n >= 8) {
-            memcpy(d, pat, 8);
-            memcpy(d + n - 8, pat, 8);
+            LK_FILL_ENDS(8);
         } else if (n >= 4) {
-            memcpy(d, pat, 4);
-            memcpy(d + n - 4, pat, 4);
+            LK_FILL_ENDS(4);
         } else {
             memcpy(d, pat, (size_t)n);
         }
+#undef LK_FILL_ENDS
     }
 }
 
