@@ -1737,3 +1737,33 @@ def test_three_channels_into_pixels_of_four_at_every_offset(dtype, pad):
             out = raw[start : start + len(want)].view(dtype).reshape(layout.physical_shape(x.shape))
             assert layout.pack(x, pad_value=pad, out=out).tobytes() == want, (w, offset)
             assert not raw[:start].any() and not raw[start + len(want) :].any()
+
+
+@pytest.mark.parametrize("offset", [0, 4, 16, 20])
+@pytest.mark.parametrize(
+    ("c", "hw", "dtype"),
+    [
+        (16, (23, 25), np.float32),  # 16 float32 lanes of 575 rows: chunk transposes
+        (24, (17, 31), np.float32),
+        (32, (16, 16), np.float32),
+        (32, (100, 101), np.float32),  # 2.6 MB moved: staged and streamed (Intel)
+        (40, (90, 93), np.float32),
+        (64, (90, 93), np.float16),
+        (16, (120, 123), np.float16),
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("tag", ["NHWC", "NCHW16c", "NCHW32c"])
+def test_few_wide_lanes_of_long_planes(tag, c, hw, dtype, offset):
+    """16-64 planes into pixels or channel blocks: float32 chunk transposes of
+    16-32 lanes, and operations past L2 that stage and stream their blocks;
+    destinations off their usual alignment, padding channels for NCHW32c."""
+    shape = (1, c, *hw)
+    x = _data(shape, dtype, seed=c + offset)
+    layout = lk.Layout(tag, dims="NCHW")
+    itemsize = np.dtype(dtype).itemsize
+    raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset - offset % itemsize)
+    got = layout.pack(x, out=out, pad_value=7)
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=7).tobytes()
+    assert not raw[:start].any() and not raw[start + got.nbytes :].any()
+    assert layout.unpack(got, shape).tobytes() == x.tobytes()

@@ -306,7 +306,12 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
         i0 = 0
         while i0 < n0:
             i1 = i0 + 64 if i0 + 64 < n0 else n0
-            if lo > 0 or hi < n1:
+            if (lo > 0 or hi < n1) and on == n1:
+                # Dense rows: the block's padding in one fill, its data tiled
+                # over it while in L1 (a fill per row was a memset call per
+                # 16 bytes: 16 channels into NCHW32c took 2x the time).
+                fill_run(<char*>(o + i0 * on), (i1 - i0) * on, <const uint8_t*>&pv, es)
+            elif lo > 0 or hi < n1:
                 for i in range(i0, i1):
                     row = o + i * on
                     for j in range(lo):

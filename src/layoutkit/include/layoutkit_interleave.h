@@ -2099,11 +2099,17 @@ static inline int lk_staged_fits(ptrdiff_t drow, ptrdiff_t lanes, int es) {
  * the column policy above): 2 MiB+, or 64 KiB+ within a large operation (NCHW32c /
  * kCHW32 of 8x256x56x56, 200-400 KB a block of 32 channels: float16
  * 0.65-0.7x the time, float32 0.6x; NCHW16c float16, 100 KB a block, 0.82x;
- * compare_builds.py on Zen 4). */
+ * compare_builds.py on Zen 4). On Intel also 64 KiB+ of an operation that
+ * outgrows L2 (2 MiB+ moved): the tiles read 16-64 lanes from L3 at once and
+ * wrote through the cache at 15-20 GB/s (NCHW -> NHWC float32 1x32x112x112
+ * 0.53x the time, float16 1x64x112x112 0.42x, NCHW16c float16 of it 0.6x;
+ * at 1.6 MiB moved no gain; alternating in one process). */
 static inline int lk_staged_worth(ptrdiff_t output_bytes) {
     return lk_long_lanes_by_columns() &&
            (output_bytes >= ((ptrdiff_t)2 << 20) ||
-            (output_bytes >= ((ptrdiff_t)64 << 10) && lk_large_operation()));
+            (output_bytes >= ((ptrdiff_t)64 << 10) &&
+             (lk_large_operation() ||
+              (lk_footprint_hint >= ((ptrdiff_t)2 << 20) && !lk_is_amd()))));
 }
 
 /* Double tiles loaded straight from the lanes (2-, 4- and 8-byte elements; and
@@ -3443,11 +3449,13 @@ LK_VBMI static void lk_transpose_lanetiles1(char *dst, ptrdiff_t drow, const cha
  * measured on AMD), 1-, 2- or 4-byte elements, at least half a tile of lanes
  * and 16 rows, and the whole operation within L2 (larger ones, and the
  * slices of a batch, go to the kernels that stream: NHWC -> NCHW uint8 of
- * 8x256x56x56, 800 KiB a slice, took 1.15x the time here). Not 32 float32
- * lanes or fewer: 16 or 32 planes of 7x7 into NCHW16c / NCHW32c took 1.3-1.8x
- * the time of the tiles. */
+ * 8x256x56x56, 800 KiB a slice, took 1.15x the time here). 16-32 float32
+ * lanes only from 8192 elements: 16 or 32 planes of 7x7 into NCHW16c /
+ * NCHW32c took 1.3-1.8x the time of the tiles, and 16 lanes of 256 rows
+ * 1.06x; 32 lanes of 256+ rows took 0.6-0.85x (16 x 12544: 0.61x). */
 static inline int lk_chunk_transpose_fits(ptrdiff_t rows, ptrdiff_t lanes, int es) {
-    return (es == 1 || es == 2 || (es == 4 && lanes > 32)) && lanes >= 32 / es && rows >= 16 &&
+    int f32_ok = lanes > 32 || (lanes >= 16 && rows * lanes >= 8192);
+    return (es == 1 || es == 2 || (es == 4 && f32_ok)) && lanes >= 32 / es && rows >= 16 &&
            rows * lanes * es <= ((ptrdiff_t)1 << 20) &&
            (lk_footprint_hint == 0 || lk_footprint_hint <= ((ptrdiff_t)2 << 20)) &&
            lk_simd() != 0 && !lk_is_amd() &&
