@@ -255,7 +255,7 @@ def test_quantize_saturation_and_far_ties(scale, dst, zero_point):
     [
         ("NCHW4c", 3), ("NCHW4c", 4), ("NCHW4c", 6), ("HCWN4c", 3), ("HCWN4c", 1),
         ("NCHW8c", 5), ("HCWN8c", 8), ("HCWN8c", 1), ("NCHW16c", 13), ("NCHW16c", 3),
-        ("HCWN16c", 16),
+        ("HCWN16c", 16), ("HCWN4c", 17), ("HCWN8c", 20), ("HCWN16c", 40),
     ],
 )  # fmt: skip
 @pytest.mark.parametrize(
@@ -267,7 +267,8 @@ def test_quantize_saturation_and_far_ties(scale, dst, zero_point):
 )  # fmt: skip
 def test_quantize_into_byte_lanes(tag, channels, dst, scale, zero_point, pad_value):
     """float32 planes quantized straight into rows of 4/8/16 byte lanes (the fused
-    quantize-and-interleave kernel), padding lanes included, rows not a multiple of 8."""
+    quantize-and-interleave kernel), padding lanes included, rows not a multiple of 8
+    (the last step overlaps the one before), several channel blocks per H row."""
     x = _image((1, channels, 13, 29), np.float32, seed=channels)
     layout = lk.Layout(tag, dims="NCHW")
     got = layout.pack(

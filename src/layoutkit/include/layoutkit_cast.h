@@ -511,15 +511,32 @@ static inline ptrdiff_t lk_quantize_interleave(char *restrict dst, ptrdiff_t dro
                 done = lk_quantize_interleave3_vbmi(dst, src, lane_stride, n, k, dt == LK_T_I8,
                                                     scale, zp, pad);
 #endif
-            return done + lk_quantize_interleave_avx2(dst + done * k, src + done * 4, lane_stride,
-                                                      n - done, k, lo, hi, dt == LK_T_I8, scale,
-                                                      zp, pad);
+            done += lk_quantize_interleave_avx2(dst + done * k, src + done * 4, lane_stride,
+                                                n - done, k, lo, hi, dt == LK_T_I8, scale, zp,
+                                                pad);
+            /* The last rows past a step of 8 by one more step over the 8 rows
+             * before the end, rewriting a few with the same bytes (HCWNC4 of
+             * 28-pixel rows: the 4 left cost more than the 24 before them). */
+            if (done < n && done >= 8 &&
+                lk_quantize_interleave_avx2(dst + (n - 8) * k, src + (n - 8) * 4, lane_stride, 8,
+                                            k, lo, hi, dt == LK_T_I8, scale, zp, pad) == 8)
+                done = n;
+            return done;
         }
         while (i < n) {
-            ptrdiff_t m = n - i < 64 ? n - i : 64;
+            ptrdiff_t m = n - i < 64 ? n - i : 64, first = 0;
+            if (m < 8 && i >= 8) {
+                first = 8 - m; /* the same overlapping last step as above */
+                i -= first;
+                m = 8;
+            }
             got = lk_quantize_interleave_avx2(rows, src + i * 4, lane_stride, m, k, lo, hi,
                                               dt == LK_T_I8, scale, zp, pad);
-            for (ptrdiff_t r = 0; r < got; r++) {
+            if (got < first) {
+                i += first;
+                break;
+            }
+            for (ptrdiff_t r = first; r < got; r++) {
                 char *o = dst + (i + r) * drow;
                 switch (k) {
                 case 4: memcpy(o, rows + r * 4, 4); break;
@@ -536,6 +553,22 @@ static inline ptrdiff_t lk_quantize_interleave(char *restrict dst, ptrdiff_t dro
     (void)dst; (void)drow; (void)src; (void)lane_stride; (void)n; (void)k; (void)lo; (void)hi;
     (void)dt; (void)scale; (void)zp; (void)pad;
     return 0;
+}
+
+/* lk_quantize_interleave over nbox boxes dbox / sbox bytes apart (the boxes
+ * of one level: HCWNC4 of 28-56-pixel rows, whose per-box calls through the
+ * repack cost as much as the boxes). Returns the boxes done in full. */
+static inline ptrdiff_t lk_quantize_interleave_boxes(char *restrict dst, ptrdiff_t dbox,
+                                                     const char *restrict src, ptrdiff_t sbox,
+                                                     ptrdiff_t nbox, ptrdiff_t drow,
+                                                     ptrdiff_t lane_stride, ptrdiff_t n, int k,
+                                                     int lo, int hi, int dt, float scale,
+                                                     float zp, int pad) {
+    for (ptrdiff_t b = 0; b < nbox; b++)
+        if (lk_quantize_interleave(dst + b * dbox, drow, src + b * sbox, lane_stride, n, k, lo,
+                                   hi, dt, scale, zp, pad) != n)
+            return b;
+    return nbox;
 }
 
 static inline int lk_cast(void *restrict dst, const void *restrict src, ptrdiff_t n, ptrdiff_t s,
