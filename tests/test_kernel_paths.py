@@ -1767,3 +1767,35 @@ def test_few_wide_lanes_of_long_planes(tag, c, hw, dtype, offset):
     assert got.tobytes() == ref_pack(x, tag, dims="NCHW", pad_value=7).tobytes()
     assert not raw[:start].any() and not raw[start + got.nbytes :].any()
     assert layout.unpack(got, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("offset", [0, 3])
+@pytest.mark.parametrize(
+    "shape", [(2, 45, 61, 17), (1, 13, 23, 16), (1, 9, 7, 24), (3, 5, 33, 31), (1, 16, 16, 40)]
+)
+@pytest.mark.parametrize(
+    ("tag", "dtype"),
+    [
+        ("NHWC8h2w32c4w", np.uint8),
+        ("NHWC8h2w32c2w", np.float16),
+        ("NHWC8h8w32c", np.uint8),
+        ("NHWC8h8w32c", np.float32),
+        ("NHWC4h3w8c3w", np.uint16),
+    ],
+    ids=str,
+)
+def test_unpacking_ragged_croutons(tag, dtype, shape, offset, threads):
+    """Croutons of H and W off their blocks and channels off 32 unpacked into
+    NHWC: the data as a few boxes without constraints (no per-row split of
+    the ragged W), and 16-31 channels of Crouton4x1 by 16-pixel de-interleaves;
+    nothing written outside the output."""
+    layout = lk.Layout(tag, dims="NHWC")
+    x = _data(shape, dtype, seed=sum(shape) + offset)
+    packed = ref_pack(x, tag, dims="NHWC", pad_value=9)
+    itemsize = np.dtype(dtype).itemsize
+    raw, start, out = _output_at(shape, dtype, offset * itemsize)
+    raw[:] = 0xA5
+    got = layout.unpack(packed, shape, out=out, threads=threads)
+    assert got.tobytes() == x.tobytes()
+    assert (raw[:start] == 0xA5).all() and (raw[start + x.nbytes :] == 0xA5).all()

@@ -107,6 +107,9 @@ cdef struct Plan:
     # Small outputs padded in two or more dims, each held by one level: the data
     # box to copy after filling all with padding (see fill_then_copy), or NULL.
     const int64_t* fill_box
+    # With fill_box: whether its data boxes cover the whole output (a gather
+    # that skips a layout's padding slots: nothing to fill first).
+    bint boxes_cover
     # With fill_box: the padding left outside its data boxes as byte runs
     # [count, then start, length per run] from the output's base, ascending,
     # for fill_then_copy to fill alone; NULL to fill everything first.
@@ -1984,7 +1987,9 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
     cdef int64_t ext[MAX_LEVELS + 1]
     cdef int64_t below[MAX_LEVELS + 1]
     cdef int64_t dcontig[MAX_LEVELS + 1]
-    if P.pad_runs != NULL:
+    if P.boxes_cover:
+        pass
+    elif P.pad_runs != NULL:
         lk_fill_runs(dst, P.pad_runs + 1, P.pad_runs[0], t_lo * P.ds[0], t_hi * P.ds[0], P.pad,
                      <int>P.esize)
     else:
@@ -2007,8 +2012,8 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
             s += box[nlev + 1 + k] * P.ss[k]
             o += box[nlev + 1 + k] * P.ds[k]
         first, count = box[nlev + 1 + inner], box[inner]
-        if (nlev >= 3 and count < P.ext[inner] and P.ss[inner] != P.esize
-                and P.ext[inner] * P.esize == 4):
+        if (not P.boxes_cover and nlev >= 3 and count < P.ext[inner]
+                and P.ss[inner] != P.esize and P.ext[inner] * P.esize == 4):
             # A partial group of interleaved lanes (the last 4-column group of
             # 7-wide Crouton4x1 planes: 3 columns): the whole group, its other
             # lanes padding, goes through the interleave grids instead of a
@@ -2174,6 +2179,7 @@ cdef class RepackPlan:
 
     cdef readonly object ext, ss, ds, dim, wt, ranges, span, last_noninner, dcontig, below
     cdef readonly object fill_box
+    cdef readonly bint boxes_cover
     cdef readonly object pad_runs
     cdef readonly bint src_whole
     cdef readonly int nlev, ndim, cast_src, cast_dst
@@ -2231,8 +2237,10 @@ cdef class RepackPlan:
             dcontig[lv] = dcontig[lv + 1] and self.ds[lv] == below[lv + 1] * esize
         self.below = below
         self.dcontig = dcontig
+        self.boxes_cover = False
         self.fill_box = self._find_fill_box()
-        self.pad_runs = self._find_pad_runs() if self.fill_box is not None else None
+        self.pad_runs = (self._find_pad_runs()
+                         if self.fill_box is not None and not self.boxes_cover else None)
         self._fill_base()
 
     def _find_pad_runs(self):
@@ -2291,7 +2299,17 @@ cdef class RepackPlan:
         if nlev < 3 or self.cast_src >= 0 or nd < 1:
             return None
         levels = [[lv for lv in range(nlev) if self.dim[lv] == d] for d in range(nd)]
-        if nd == 1:
+        # A gather (every constrained dim's data is all the destination holds of
+        # it: a crouton unpacked into NHWC of 45x61 pixels) needs no fill, so the
+        # boxes apply at any size, where the walk split each H row at the ragged
+        # W (Crouton4x1 -> NHWC of 2x17x45x61: 118 -> 65 us; 1x96x28x28 29 -> 8).
+        gather = all(
+            self.ranges[4 * d] == self.ranges[4 * d + 2] and self.ranges[4 * d] == 0
+            and self.ranges[4 * d + 1] == self.ranges[4 * d + 3] for d in range(nd)
+        )
+        if gather:
+            pass
+        elif nd == 1:
             # One padded dim whose innermost level sits above the two innermost
             # levels, in cells of up to FILL_OUTER_PAD_CELL bytes: the walk would
             # split every cell into data and padding, a step and a box call or
@@ -2312,7 +2330,7 @@ cdef class RepackPlan:
         for d in range(nd):
             e_lo, e_hi, v_lo, v_hi = (int(v) for v in self.ranges[4 * d : 4 * d + 4])
             lvs = levels[d]
-            if not lvs or e_lo > 0 or e_hi < span[lvs[0] * nd + d]:
+            if not lvs or (not gather and (e_lo > 0 or e_hi < span[lvs[0] * nd + d])):
                 return None
             if len(lvs) == 1:
                 lv = lvs[0]
@@ -2355,6 +2373,7 @@ cdef class RepackPlan:
             for lv in range(nlev - 1, -1, -1):
                 box[2, lv] = box[2, lv + 1] * box[0, lv]
                 box[3, lv] = box[3, lv + 1] and self.ds[lv] == box[2, lv + 1] * self.esize
+        self.boxes_cover = gather
         return np.concatenate([[len(boxes)], out.ravel()]).astype(np.int64)
 
     cdef void _fill_base(self):
@@ -2386,6 +2405,7 @@ cdef class RepackPlan:
         P.src_whole = self.src_whole
         P.fill_box = NULL
         P.pad_runs = NULL
+        P.boxes_cover = self.boxes_cover
         if self.fill_box is not None:
             P.fill_box = <const int64_t*>cnp.PyArray_DATA(self.fill_box)
         if self.pad_runs is not None:

@@ -3808,10 +3808,34 @@ __attribute__((target("avx2"))) static inline void lk_box_di2_u16(char *restrict
     }
 }
 
-/* 32 pixels of 4 bytes -> `rows` (1-4) rows of 32 at a time; m >= 32. */
+/* 16 pixels of 4 bytes -> `rows` (1-4) rows of 16: a byte shuffle makes
+ * each 16-byte load's dword r the r-th bytes of its 4 pixels, then a 4x4
+ * dword transpose. */
+__attribute__((target("avx2"))) static inline void lk_di4_u8_16(char *restrict o, ptrdiff_t ob,
+                                                               const char *restrict s, int rows) {
+    const __m128i t = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m128i a = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)s), t);
+    __m128i b = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(s + 16)), t);
+    __m128i c = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(s + 32)), t);
+    __m128i d = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(s + 48)), t);
+    __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b);
+    __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);
+    _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi64(ab0, cd0));
+    if (rows > 1) _mm_storeu_si128((__m128i *)(o + ob), _mm_unpackhi_epi64(ab0, cd0));
+    if (rows > 2) _mm_storeu_si128((__m128i *)(o + 2 * ob), _mm_unpacklo_epi64(ab1, cd1));
+    if (rows > 3) _mm_storeu_si128((__m128i *)(o + 3 * ob), _mm_unpackhi_epi64(ab1, cd1));
+}
+
+/* 32 pixels of 4 bytes -> `rows` (1-4) rows of 32 at a time; m >= 16 (16-31
+ * pixels, croutons of 16-31 channels: two overlapping steps of 16). */
 __attribute__((target("avx2"))) static inline void lk_box_di4_u8(char *restrict o, ptrdiff_t ob,
                                                                 const char *restrict s,
                                                                 ptrdiff_t m, int rows) {
+    if (m < 32) {
+        lk_di4_u8_16(o, ob, s, rows);
+        if (m > 16) lk_di4_u8_16(o + m - 16, ob, s + 4 * (m - 16), rows);
+        return;
+    }
     ptrdiff_t done = lk_deinterleave4_avx2(o, ob, s, m, rows, 1);
     if (done < m) lk_deinterleave4_avx2(o + m - 32, ob, s + 4 * (m - 32), 32, rows, 1);
 }
@@ -3933,7 +3957,7 @@ static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict
 #ifdef LK_HAVE_AVX2_TILES
     lk_grid_level lv[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
     int four = kind == LK_GRID_IL4_U8 || kind == LK_GRID_DI4_U8;
-    ptrdiff_t step = four ? 32 : 16;
+    ptrdiff_t step = kind == LK_GRID_IL4_U8 ? 32 : 16;
     if (lk_simd() == 0 || !lk_avx2() || m < step || nl < 1 || nl > 4 ||
         kind < LK_GRID_IL4_U8 || kind > LK_GRID_DI2_U16)
         return 0;
