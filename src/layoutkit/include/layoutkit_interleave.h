@@ -1319,6 +1319,12 @@ static const uint8_t lk_di3_vbmi_index[3][3][64] __attribute__((aligned(64))) = 
 /* The first byte of each lane's 64 that comes from C. */
 static const uint8_t lk_di3_vbmi_from_c[3][3] = {{43, 43, 42}, {44, 42, 42}, {44, 44, 40}};
 
+/* 0, 1, ..., 63: a base for byte-shift indexes. */
+static const uint8_t lk_byte_iota64[64] __attribute__((aligned(64))) = {
+    0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+    44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+
 LK_VBMI static ptrdiff_t lk_deinterleave3_vbmi(char *restrict out, ptrdiff_t orow,
                                                const char *restrict in, ptrdiff_t m, int es) {
     const int e = es == 1 ? 0 : es == 2 ? 1 : 2;
@@ -1329,6 +1335,50 @@ LK_VBMI static ptrdiff_t lk_deinterleave3_vbmi(char *restrict out, ptrdiff_t oro
     for (int c = 0; c < 3; c++) {
         idx[c] = _mm512_load_si512((const void *)lk_di3_vbmi_index[e][c]);
         from_c[c] = ~(__mmask64)0 << lk_di3_vbmi_from_c[e][c];
+    }
+    int shifted = 0;
+    for (int c = 0; c < 3; c++) shifted |= (int)((uintptr_t)(out + c * ob) % 64);
+    if (shifted) {
+        /* Planes whose starts are not a line apart (H x W not a multiple of
+         * 64: 299x299, 500x333): every 64-byte store would straddle two lines
+         * (3x the time of aligned planes). Each plane's steps go out as whole
+         * lines instead, each joining the previous step's last r bytes and
+         * this step's first 64 - r (one more vpermt2b); the first step, the
+         * last full one and the overlapping last step store unaligned. */
+        __m512i shift[3], prev[3];
+        ptrdiff_t i = 0;
+        for (int c = 0; c < 3; c++) {
+            int r = (int)((uintptr_t)(out + c * ob) % 64);
+            shift[c] = _mm512_add_epi8(_mm512_load_si512((const void *)lk_byte_iota64),
+                                       _mm512_set1_epi8((char)(64 - r)));
+        }
+        for (; i + step <= m; i += step) {
+            const char *p = in + 3 * es * i;
+            const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 64);
+            const __m512i c3 = _mm512_loadu_si512(p + 128);
+            for (int c = 0; c < 3; c++) {
+                __m512i v = _mm512_mask_permutexvar_epi8(_mm512_permutex2var_epi8(a, idx[c], b),
+                                                         from_c[c], idx[c], c3);
+                char *o = out + c * ob + i * es;
+                if (i == 0)
+                    _mm512_storeu_si512(o, v);
+                else
+                    _mm512_store_si512((void *)(o - (uintptr_t)o % 64),
+                                       _mm512_permutex2var_epi8(prev[c], shift[c], v));
+                prev[c] = v;
+            }
+        }
+        for (int c = 0; c < 3; c++) _mm512_storeu_si512(out + c * ob + (i - step) * es, prev[c]);
+        if (i == m) return m;
+        i = m - step;
+        const char *p = in + 3 * es * i;
+        const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 64);
+        const __m512i c3 = _mm512_loadu_si512(p + 128);
+        for (int c = 0; c < 3; c++)
+            _mm512_storeu_si512(out + c * ob + i * es,
+                                _mm512_mask_permutexvar_epi8(_mm512_permutex2var_epi8(a, idx[c], b),
+                                                             from_c[c], idx[c], c3));
+        return m;
     }
     for (ptrdiff_t i = 0;; i += step) {
         if (i + step > m) i = m - step;
