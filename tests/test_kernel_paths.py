@@ -1799,3 +1799,25 @@ def test_unpacking_ragged_croutons(tag, dtype, shape, offset, threads):
     got = layout.unpack(packed, shape, out=out, threads=threads)
     assert got.tobytes() == x.tobytes()
     assert (raw[:start] == 0xA5).all() and (raw[start + x.nbytes :] == 0xA5).all()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("tag", "dtype", "shape"),
+    [
+        ("NHWC8h8w32c", np.uint8, (1, 203, 211, 3)),
+        ("NHWC8h2w32c4w", np.uint8, (1, 203, 211, 3)),
+        ("NHWC8h2w32c2w", np.float16, (1, 150, 157, 5)),
+        ("NHWC8h8w32c", np.float32, (2, 61, 59, 40)),
+    ],
+    ids=str,
+)
+def test_packing_ragged_croutons_past_the_cache(tag, dtype, shape, threads):
+    """Croutons of ragged H and W over 1 MiB: padding first, then the data as
+    a few boxes, slice by slice of the outermost level."""
+    layout = lk.Layout(tag, dims="NHWC")
+    x = _data(shape, dtype, seed=shape[1])
+    want = ref_pack(x, tag, dims="NHWC", pad_value=5)
+    assert want.nbytes > 1 << 20
+    got = layout.pack(x, pad_value=5, threads=threads)
+    assert got.tobytes() == want.tobytes()

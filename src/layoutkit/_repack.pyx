@@ -60,9 +60,12 @@ cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 # Outputs whose footprint (source + destination bytes) reaches this are written
 # with streaming stores; below it they stay in cache for whoever reads them next.
 cdef Py_ssize_t stream_min_bytes = 24 << 20
-# fill_then_copy for outputs up to this size (they stay in cache: NHWC ->
-# NHWC8h8w32c float32 of 1x2048x7x7, 512 KiB, 0.7x the time of the walk).
-cdef Py_ssize_t fill_first_bytes = 1 << 20
+# fill_then_copy for outputs up to this size (NHWC -> NHWC8h8w32c float32 of
+# 1x2048x7x7, 512 KiB, 0.7x the time of the walk). Past the caches the second
+# write still costs less than the walk's split of every H row at a ragged W:
+# NHWC -> Crouton / Crouton4x1 uint8 of 1x3x299x299 (3 MB) 0.5x the time,
+# 1x3x1000x999 (32 MB) 0.27x, Crouton2 float16 of 299x299 0.58x.
+cdef Py_ssize_t fill_first_bytes = 64 << 20
 
 
 def set_stream_threshold(Py_ssize_t nbytes):
