@@ -1990,12 +1990,10 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
     cdef int64_t ext[MAX_LEVELS + 1]
     cdef int64_t below[MAX_LEVELS + 1]
     cdef int64_t dcontig[MAX_LEVELS + 1]
-    if P.boxes_cover:
-        pass
-    elif P.pad_runs != NULL:
+    if P.pad_runs != NULL:
         lk_fill_runs(dst, P.pad_runs + 1, P.pad_runs[0], t_lo * P.ds[0], t_hi * P.ds[0], P.pad,
                      <int>P.esize)
-    else:
+    elif not P.boxes_cover:
         fill_levels(P, 0, dst + t_lo * P.ds[0], t_hi - t_lo)
     for n in range(P.fill_box[0]):
         box = P.fill_box + 1 + n * 4 * (nlev + 1)
@@ -2310,9 +2308,7 @@ cdef class RepackPlan:
             self.ranges[4 * d] == self.ranges[4 * d + 2] and self.ranges[4 * d] == 0
             and self.ranges[4 * d + 1] == self.ranges[4 * d + 3] for d in range(nd)
         )
-        if gather:
-            pass
-        elif nd == 1:
+        if not gather and nd == 1:
             # One padded dim whose innermost level sits above the two innermost
             # levels, in cells of up to FILL_OUTER_PAD_CELL bytes: the walk would
             # split every cell into data and padding, a step and a box call or
@@ -2326,7 +2322,7 @@ cdef class RepackPlan:
             if (lv >= nlev - 2 or self.below[lv] * self.esize > FILL_OUTER_PAD_CELL
                     or self.below[0] * self.esize > FILL_OUTER_PAD_BYTES):
                 return None
-        elif self.below[0] * self.esize > fill_first_bytes:
+        elif not gather and self.below[0] * self.esize > fill_first_bytes:
             return None
         span = self.span.reshape(-1)
         choices = []        # per dim: alternatives, each [(level, first, count)]
