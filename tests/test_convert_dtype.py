@@ -279,7 +279,8 @@ def test_quantize_into_byte_lanes(tag, channels, dst, scale, zero_point, pad_val
 
 
 @pytest.mark.parametrize(("tag", "channels"), [("HCWN4c", 3), ("HCWN4c", 4), ("HCWN8c", 1),
-                                               ("HCWN8c", 6), ("HCWN16c", 16)])  # fmt: skip
+                                               ("HCWN8c", 6), ("HCWN16c", 16), ("NCHW4c", 4),
+                                               ("NCHW8c", 7), ("NCHW16c", 16), ("NCHW16c", 9)])  # fmt: skip
 @pytest.mark.parametrize(("dst", "zero_point"), [(np.int8, 0), (np.int8, -100), (np.uint8, 200)])
 def test_quantize_into_byte_lanes_far_values(tag, channels, dst, zero_point):
     """The lane kernel's rare path: quotients at and beyond +-2^31, infinities and
@@ -293,6 +294,24 @@ def test_quantize_into_byte_lanes_far_values(tag, channels, dst, zero_point):
     )
     flat[5::23] = np.resize(far.astype(np.float32), flat[5::23].size)
     flat[11::61] = np.resize(np.array([np.nan, np.inf, -np.inf], np.float32), flat[11::61].size)
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, dtype=dst, scale=scale, zero_point=zero_point)
+    want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW")
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("tag", ["NCHW4c", "NCHW8c", "NCHW16c", "HCWN8c", "HCWN16c"])
+@pytest.mark.parametrize("scale", [0.37, 1 / 3, 7.25e-5])
+@pytest.mark.parametrize(("dst", "zero_point"), [(np.int8, -3), (np.uint8, 128)])
+def test_quantize_into_byte_lanes_near_ties(tag, scale, dst, zero_point):
+    """Quotients at and next to half-integers in every lane of long rows (the
+    16-row AVX-512 kernel on CPUs that have it, the 8-row one after it): the
+    result must follow the division, not x * (1/scale)."""
+    k = np.arange(-200, 200, dtype=np.float32)
+    base = (k + np.float32(0.5)) * np.float32(scale)
+    up, down = np.nextafter(base, np.float32(np.inf)), np.nextafter(base, np.float32(-np.inf))
+    x = np.concatenate([base, up, down]).astype(np.float32)
+    x = np.random.default_rng(7).permutation(np.resize(x, 16 * 3 * 100)).reshape(1, 16, 3, 100)
     layout = lk.Layout(tag, dims="NCHW")
     got = layout.pack(x, dtype=dst, scale=scale, zero_point=zero_point)
     want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW")

@@ -487,7 +487,149 @@ LK_VBMI static ptrdiff_t lk_quantize_interleave3_vbmi(char *restrict dst, const 
     }
     return i;
 }
+
+/* Four float32 lanes ls apart (those in [lo, hi) data, the others pad), 16
+ * rows from s, quantized with the arithmetic above into one register whose
+ * dword r holds row r's four bytes. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi"), always_inline)) static inline __m512i
+lk_q16x4_avx512(const char *s, ptrdiff_t ls, const int j0, const int lo, const int hi,
+                const int is_signed, const int exact, __m512 vinv, __m512 vscale, __m512i vzp,
+                __m512i vpad) {
+    const __m512 near_tie = _mm512_set1_ps(0.5f - 1.0f / 4096), huge = _mm512_set1_ps(1073741824.0f);
+    const __m512i rowmajor = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    __m512 v[4];
+    __m512i q[4];
+    __mmask16 near = 0, odd = 0;
+    for (int u = 0; u < 4; u++) {
+        v[u] = _mm512_setzero_ps();
+        if (j0 + u >= lo && j0 + u < hi) {
+            v[u] = _mm512_mul_ps(_mm512_loadu_ps((const float *)(s + (j0 + u) * ls)), vinv);
+            if (!exact) {
+                __m512 r = _mm512_roundscale_ps(v[u], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                near |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(v[u], r)), near_tie,
+                                           _CMP_GE_OQ);
+            }
+        }
+    }
+    if (!exact && near)
+        for (int u = 0; u < 4; u++)
+            if (j0 + u >= lo && j0 + u < hi)
+                v[u] = _mm512_div_ps(_mm512_loadu_ps((const float *)(s + (j0 + u) * ls)), vscale);
+    for (int u = 0; u < 4; u++) {
+        if (j0 + u >= lo && j0 + u < hi) {
+            q[u] = _mm512_cvtps_epi32(v[u]);
+            odd |= _mm512_cmpeq_epi32_mask(q[u], _mm512_set1_epi32(INT32_MIN));
+        } else {
+            q[u] = vpad;
+        }
+    }
+    if (odd)
+        for (int u = 0; u < 4; u++)
+            if (j0 + u >= lo && j0 + u < hi) {
+                /* NaN -> 0, no positive overflow; below -2^31 stays INT_MIN */
+                __m512 w = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v[u], v[u], _CMP_ORD_Q), v[u]);
+                q[u] = _mm512_cvtps_epi32(_mm512_min_ps(w, huge));
+            }
+    __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), vzp);
+    __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), vzp);
+    /* each 128-bit chunk c: rows 4c..4c+3 of the four lanes, lane-major */
+    __m512i b = is_signed ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
+    return _mm512_shuffle_epi8(b, rowmajor);
+}
+
+/* lk_quantize_interleave_k with AVX-512: k (4, 8, 16) lanes into rows of k
+ * bytes, 16 rows a step; returns the rows done (a multiple of 16). */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi"), always_inline)) static inline ptrdiff_t
+lk_quantize_rows16_k(char *restrict dst, const char *restrict src, ptrdiff_t ls, ptrdiff_t n,
+                     const int k, const int lo, const int hi, const int is_signed, const int exact,
+                     float scale, float zp, int pad) {
+    const __m512 vinv = _mm512_set1_ps(1.0f / scale), vscale = _mm512_set1_ps(scale);
+    const __m512i vzp = _mm512_set1_epi16((short)zp), vpad = _mm512_set1_epi32(pad - (int)zp);
+    const __m512i lo_pairs = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i hi_pairs = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const char *s = src + i * 4;
+        char *o = dst + i * k;
+        __m512i q[4];
+        for (int g = 0; g < k / 4; g++)
+            q[g] = lk_q16x4_avx512(s, ls, 4 * g, lo, hi, is_signed, exact, vinv, vscale, vzp, vpad);
+        if (k == 4) {
+            _mm512_storeu_si512(o, q[0]);
+        } else if (k == 8) {
+            /* chunk c of lo: rows 4c, 4c+1; of hi: 4c+2, 4c+3 */
+            __m512i l = _mm512_unpacklo_epi32(q[0], q[1]), h = _mm512_unpackhi_epi32(q[0], q[1]);
+            _mm512_storeu_si512(o, _mm512_permutex2var_epi64(l, lo_pairs, h));
+            _mm512_storeu_si512(o + 64, _mm512_permutex2var_epi64(l, hi_pairs, h));
+        } else {
+            __m512i ab0 = _mm512_unpacklo_epi32(q[0], q[1]), ab1 = _mm512_unpackhi_epi32(q[0], q[1]);
+            __m512i cd0 = _mm512_unpacklo_epi32(q[2], q[3]), cd1 = _mm512_unpackhi_epi32(q[2], q[3]);
+            /* r[x]: chunk c holds row 4c + x */
+            __m512i r0 = _mm512_unpacklo_epi64(ab0, cd0), r1 = _mm512_unpackhi_epi64(ab0, cd0);
+            __m512i r2 = _mm512_unpacklo_epi64(ab1, cd1), r3 = _mm512_unpackhi_epi64(ab1, cd1);
+            __m512i x01 = _mm512_permutex2var_epi64(r0, lo_pairs, r1); /* rows 0,1 | 4,5 */
+            __m512i x23 = _mm512_permutex2var_epi64(r2, lo_pairs, r3); /* rows 2,3 | 6,7 */
+            __m512i y01 = _mm512_permutex2var_epi64(r0, hi_pairs, r1); /* rows 8,9 | 12,13 */
+            __m512i y23 = _mm512_permutex2var_epi64(r2, hi_pairs, r3);
+            _mm512_storeu_si512(o, _mm512_shuffle_i64x2(x01, x23, 0x44));
+            _mm512_storeu_si512(o + 64, _mm512_shuffle_i64x2(x01, x23, 0xEE));
+            _mm512_storeu_si512(o + 128, _mm512_shuffle_i64x2(y01, y23, 0x44));
+            _mm512_storeu_si512(o + 192, _mm512_shuffle_i64x2(y01, y23, 0xEE));
+        }
+    }
+    return i;
+}
+
+#define LK_QR_CASE(K, S, X)                                                                    \
+    __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi"))) static ptrdiff_t         \
+        lk_qr_##K##_##S##_##X(char *restrict dst, const char *restrict src, ptrdiff_t ls,       \
+                              ptrdiff_t n, int lo, int hi, float scale, float zp, int pad) {   \
+        if (lo == 0 && hi == (K))                                                              \
+            return lk_quantize_rows16_k(dst, src, ls, n, K, 0, K, S, X, scale, zp, pad);       \
+        return lk_quantize_rows16_k(dst, src, ls, n, K, lo, hi, S, X, scale, zp, pad);         \
+    }
+#define LK_QR_CASES(K) LK_QR_CASE(K, 0, 0) LK_QR_CASE(K, 0, 1) LK_QR_CASE(K, 1, 0) LK_QR_CASE(K, 1, 1)
+LK_QR_CASES(4)
+LK_QR_CASES(8)
+LK_QR_CASES(16)
+#undef LK_QR_CASES
+#undef LK_QR_CASE
+
+static ptrdiff_t lk_quantize_rows_avx512(char *restrict dst, const char *restrict src,
+                                         ptrdiff_t ls, ptrdiff_t n, int k, int lo, int hi,
+                                         int is_signed, float scale, float zp, int pad) {
+    static const lk_qi_fn fns[3][2][2] = {
+        {{lk_qr_4_0_0, lk_qr_4_0_1}, {lk_qr_4_1_0, lk_qr_4_1_1}},
+        {{lk_qr_8_0_0, lk_qr_8_0_1}, {lk_qr_8_1_0, lk_qr_8_1_1}},
+        {{lk_qr_16_0_0, lk_qr_16_0_1}, {lk_qr_16_1_0, lk_qr_16_1_1}},
+    };
+    int exact;
+    if (!(k == 4 || k == 8 || k == 16) || lo < 0 || hi > k || lo >= hi) return 0;
+    if (!lk_quant_scale_ok(scale, &exact)) return 0;
+    return fns[k == 4 ? 0 : k == 8 ? 1 : 2][is_signed != 0][exact](dst, src, ls, n, lo, hi, scale,
+                                                                    zp, pad);
+}
+
 #endif
+
+/* Whether lk_quantize_rows_avx512 (16 rows a step) runs before the AVX2 loop
+ * (8 rows): Intel with AVX-512 VBMI, rows of 64+ (on 56-pixel HCWN rows the
+ * second kernel's tail cost 1.03-1.06x the time), and either an operation
+ * within L2, where the arithmetic bounds it (NCHW4c / 8c / 16c of 1x32x56x56:
+ * 0.79-0.89x the time), or 8+ lanes of an operation short of 24 MiB moved
+ * (NCHW16c, HCWN8c, HCWN16c of 1x64x256x256: 0.89-0.93x; 4 lanes there
+ * 1.0-1.05x, and HCWNC4 / HCWNC8 of 8x256x56x56, 32 MB, 1.05-1.09x). */
+static inline int lk_quantize_rows_avx512_pays(ptrdiff_t n, int k) {
+#ifdef LK_HAVE_VBMI_TILES
+    return n >= 64 && !lk_is_amd() && lk_vbmi() &&
+           (lk_footprint_hint < ((ptrdiff_t)2 << 20) ||
+            (k >= 8 && lk_footprint_hint < ((ptrdiff_t)24 << 20)));
+#else
+    (void)n; (void)k;
+    return 0;
+#endif
+}
 
 /* lk_quantize_interleave_avx2 where the CPU has AVX2, else 0 rows done. Rows of
  * the destination lie drow bytes apart (drow >= k): when they are not packed
@@ -510,6 +652,11 @@ static inline ptrdiff_t lk_quantize_interleave(char *restrict dst, ptrdiff_t dro
             if ((k == 4 || k == 8) && lo == 0 && hi == 3 && !lk_is_amd() && lk_vbmi())
                 done = lk_quantize_interleave3_vbmi(dst, src, lane_stride, n, k, dt == LK_T_I8,
                                                     scale, zp, pad);
+#endif
+#ifdef LK_HAVE_VBMI_TILES
+            if (lk_quantize_rows_avx512_pays(n - done, k))
+                done += lk_quantize_rows_avx512(dst + done * k, src + done * 4, lane_stride,
+                                                n - done, k, lo, hi, dt == LK_T_I8, scale, zp, pad);
 #endif
             done += lk_quantize_interleave_avx2(dst + done * k, src + done * 4, lane_stride,
                                                 n - done, k, lo, hi, dt == LK_T_I8, scale, zp,
