@@ -1809,12 +1809,16 @@ def test_unpacking_ragged_croutons(tag, dtype, shape, offset, threads):
         ("NHWC8h2w32c4w", np.uint8, (1, 203, 211, 3)),
         ("NHWC8h2w32c2w", np.float16, (1, 150, 157, 5)),
         ("NHWC8h8w32c", np.float32, (2, 61, 59, 40)),
+        ("NHWC8h8w32c", np.float16, (2, 299, 301, 3)),
+        ("NHWC8h8w32c", np.uint8, (3, 77, 1001, 5)),
     ],
     ids=str,
 )
 def test_packing_ragged_croutons_past_the_cache(tag, dtype, shape, threads):
-    """Croutons of ragged H and W over 1 MiB: padding first, then the data as
-    a few boxes, slice by slice of the outermost level."""
+    """Croutons of ragged H and W over 1 MiB: the data as a few boxes, with the
+    padding filled first, or (pixels of a few channels, written whole with
+    their padding channels) only the padding pixels and rows left around them;
+    slice by slice of the outermost level."""
     layout = lk.Layout(tag, dims="NHWC")
     x = _data(shape, dtype, seed=shape[1])
     want = ref_pack(x, tag, dims="NHWC", pad_value=5)

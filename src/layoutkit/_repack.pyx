@@ -50,7 +50,9 @@ cdef enum:
     WHOLE_BOX_BYTES = 524288  # copy_then_cast: boxes up to this size repacked whole (L2)
     SLICE_RUN_MIN = 8192     # threads: bytes of each lane a slice of level-0 digits reads
     SLICE_COLUMNS_MIN = 65536  # threads: bytes of each row a column slice writes
-    PAD_RUNS_MAX_BYTES = 1048576  # fill_then_copy fills only the padding of outputs up to this
+    PAD_RUNS_MAX_BYTES = 67108864  # fill_then_copy fills only the padding of outputs up to this
+    PAD_RUNS_SMALL_BYTES = 1048576  # beyond this, only if its runs average PAD_RUN_MIN_BYTES
+    PAD_RUN_MIN_BYTES = 256
     FILL_OUTER_PAD_BYTES = 67108864  # fill_then_copy: outputs padded in one dim held outside
     FILL_OUTER_PAD_CELL = 1024       # ... the innermost levels, in cells up to this size
     GIL_RELEASE_BYTES = 16384        # serial runs with smaller outputs keep the GIL
@@ -1987,6 +1989,7 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
     cdef const char* s
     cdef char* o
     cdef Py_ssize_t lo, hi, first, count, inner = nlev - 1
+    cdef bint group, pixels
     cdef int64_t ext[MAX_LEVELS + 1]
     cdef int64_t below[MAX_LEVELS + 1]
     cdef int64_t dcontig[MAX_LEVELS + 1]
@@ -2013,12 +2016,18 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
             s += box[nlev + 1 + k] * P.ss[k]
             o += box[nlev + 1 + k] * P.ds[k]
         first, count = box[nlev + 1 + inner], box[inner]
-        if (not P.boxes_cover and nlev >= 3 and count < P.ext[inner]
-                and P.ss[inner] != P.esize and P.ext[inner] * P.esize == 4):
+        group = nlev >= 3 and P.ss[inner] != P.esize and P.ext[inner] * P.esize == 4
+        pixels = P.pad_runs != NULL and first == 0 and P.ss[inner] == P.esize
+        if not P.boxes_cover and count < P.ext[inner] and (group or pixels):
             # A partial group of interleaved lanes (the last 4-column group of
             # 7-wide Crouton4x1 planes: 3 columns): the whole group, its other
             # lanes padding, goes through the interleave grids instead of a
-            # 2-D box call per 3 x 32 box. (_find_pad_runs mirrors this rule.)
+            # 2-D box call per 3 x 32 box. With pad runs, pixels of a few
+            # contiguous lanes (3 channels of NHWC into 32-channel croutons)
+            # are written whole by the padded-pixel kernels, so that the runs
+            # hold only padding pixels and rows (NHWC -> Crouton of 1x3x299x299
+            # uint8 0.69x the time, 1x3x1000x999 0.56x, float16 0.43-0.71x).
+            # (_find_pad_runs mirrors this rule.)
             for k in range(nlev + 1):
                 ext[k] = box[k]
             ext[inner] = P.ext[inner]
@@ -2028,8 +2037,10 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
                 below[k] = below[k + 1] * ext[k]
                 dcontig[k] = dcontig[k + 1] and P.ds[k] == below[k + 1] * P.esize
             Q.ext, Q.below, Q.dcontig = ext, below, dcontig
-            copy_levels(&Q, 0, s - first * P.ss[inner], o - first * P.ds[inner], hi - lo,
-                        first, first + count)
+            s -= first * P.ss[inner]
+            o -= first * P.ds[inner]
+            if group or not copy_pixel_boxes(&Q, 0, s, o, hi - lo, first, first + count, True):
+                copy_levels(&Q, 0, s, o, hi - lo, first, first + count)
             continue
         copy_levels(&Q, 0, s, o, hi - lo, 0, ALL_LANES)
 
@@ -2247,13 +2258,18 @@ cdef class RepackPlan:
     def _find_pad_runs(self):
         # The output bytes that fill_then_copy's data boxes leave unwritten, as
         # [count, start, length, ...]: filling only those, not the whole
-        # output first, saves the second write of every data slot. None where
-        # the whole fill is as cheap or the runs are not one pattern's stores:
-        # elements other than 1, 2, 4 or 8 bytes, an output that is not one
-        # dense block from its base, or more than PAD_RUNS_MAX_BYTES of it.
+        # output first, saves the second write of every data slot. The boxes
+        # with a partial innermost level write its other lanes as padding in
+        # the same pass (widened, as fill_then_copy does when these runs
+        # exist), so the runs are the pixels, rows and blocks of padding only.
+        # None where the whole fill is as cheap or the runs are not one
+        # pattern's stores: elements other than 1, 2, 4 or 8 bytes, an output
+        # that is not one dense block from its base, or more than
+        # PAD_RUNS_MAX_BYTES of it.
         cdef int nlev = self.nlev, inner = self.nlev - 1, lv
         es = int(self.esize)
         ds = np.asarray(self.ds, dtype=np.int64)
+        ext = np.asarray(self.ext, dtype=np.int64)
         total = int(self.below[0])
         if (es not in (1, 2, 4, 8) or not self.dcontig[0] or (ds < 0).any()
                 or (ds % es).any() or total * es > PAD_RUNS_MAX_BYTES):
@@ -2265,29 +2281,46 @@ cdef class RepackPlan:
             # saved (NHWC -> Crouton / Crouton4x1 of 1x2048x7x7, uint8: 1.36x
             # / 1.01x the time; float32 1.26x).
             return None
-        covered = np.zeros(total, dtype=bool)
+        boxes = []
         for box in self.fill_box[1:].reshape(-1, 4, nlev + 1):
             count = box[0, :nlev].copy()
             first = box[1, :nlev].copy()
-            if (nlev >= 3 and count[inner] < self.ext[inner] and self.ss[inner] != es
-                    and self.ext[inner] * es == 4):
-                # fill_then_copy writes a partial group of interleaved lanes
-                # whole, its other lanes padding.
-                count[inner], first[inner] = self.ext[inner], 0
-            slots = np.zeros(1, dtype=np.int64)
-            for lv in range(nlev):
-                steps = (first[lv] + np.arange(count[lv], dtype=np.int64)) * (ds[lv] // es)
-                slots = (slots[:, None] + steps[None, :]).ravel()
-            covered[slots] = True
-        edges = np.diff(np.concatenate([[0], (~covered).view(np.int8), [0]]))
+            if count[inner] < ext[inner] and self._widens(int(first[inner])):
+                count[inner], first[inner] = ext[inner], 0
+            boxes.append((first, count))
+        # dcontig[0]: the levels are the output's dimensions in C order. Below
+        # the deepest level some box takes in part, every box is whole, so the
+        # coverage is worked out in cells of that level's digits.
+        deep = max([lv for first, count in boxes for lv in range(nlev)
+                    if first[lv] != 0 or count[lv] != ext[lv]], default=-1)
+        covered = np.zeros(tuple(int(e) for e in ext[: deep + 1]), dtype=bool)
+        for first, count in boxes:
+            covered[tuple(slice(int(f), int(f + c)) for f, c in
+                          zip(first[: deep + 1], count[: deep + 1]))] = True
+        cell = int(self.below[deep + 1]) * es
+        edges = np.diff(np.concatenate([[0], (~covered.reshape(-1)).view(np.int8), [0]]))
         starts = np.flatnonzero(edges == 1)
         ends = np.flatnonzero(edges == -1)
+        if total * es > PAD_RUNS_SMALL_BYTES and len(starts) * PAD_RUN_MIN_BYTES > total * es:
+            # Past L2, a run per pixel of padding channels (32-channel croutons of
+            # 3 channels whose pixels are not written whole: NHWC -> Crouton2 of
+            # 1x3x1000x999 float16) cost 2.5x the time of filling everything first.
+            return None
         runs = np.empty(1 + 2 * len(starts), dtype=np.int64)
         runs[0] = len(starts)
-        runs[1::2] = starts * es
-        runs[2::2] = (ends - starts) * es
+        runs[1::2] = starts * cell
+        runs[2::2] = (ends - starts) * cell
         runs.setflags(write=False)
         return runs
+
+    def _widens(self, int first):
+        # Whether fill_then_copy copies a box whose innermost level it takes in
+        # part as the whole level, its other lanes padding, given pad runs (see
+        # fill_then_copy's rule, which this mirrors).
+        cdef int inner = self.nlev - 1
+        if self.ss[inner] == self.esize:
+            return first == 0
+        return self.nlev >= 3 and self.ext[inner] * self.esize == 4
 
     def _find_fill_box(self):
         # The data boxes of fill_then_copy, or None when the plan does not
