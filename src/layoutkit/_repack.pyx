@@ -61,7 +61,12 @@ cdef Py_ssize_t ALL_LANES = PY_SSIZE_T_MAX
 
 # Outputs whose footprint (source + destination bytes) reaches this are written
 # with streaming stores; below it they stay in cache for whoever reads them next.
-cdef Py_ssize_t stream_min_bytes = 24 << 20
+# 32 MiB, not 24: at 24-32 MiB one thread streamed no faster (NCHW <-> NHWC
+# float32 of 1x3x1024x1024, 8x256x56x56 float16 families: 0.98-1.03x), and a
+# 2-thread run, whose column slices keep cached stores, alternated with a
+# streamed 1-thread run on one buffer scaled 1.3-1.6x instead of 1.7-1.9x
+# (NHWC -> NCHW float32 1x3x1024x1024, exactly 24 MiB).
+cdef Py_ssize_t stream_min_bytes = 32 << 20
 # fill_then_copy for outputs up to this size (NHWC -> NHWC8h8w32c float32 of
 # 1x2048x7x7, 512 KiB, 0.7x the time of the walk). Past the caches the second
 # write still costs less than the walk's split of every H row at a ragged W:
