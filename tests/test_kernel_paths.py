@@ -1803,6 +1803,39 @@ def test_unpacking_ragged_croutons(tag, dtype, shape, offset, threads):
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
+    ("tag", "dtype"), [("NHWC8h2w32c4w", np.uint8), ("NHWC8h2w32c2w", np.float16)], ids=str
+)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 16, 24, 16),
+        (1, 8, 16, 24),
+        (2, 16, 8, 40),
+        (1, 8, 8, 1),
+        (3, 8, 24, 31),
+        (1, 24, 16, 70),
+    ],
+    ids=str,
+)
+def test_packing_channel_rows_of_four_bytes(tag, dtype, shape, threads):
+    """Croutons whose channels are rows of 4 bytes (4 pixels of uint8, 2 of
+    float16) and partly padding (16-31 channels, or a last block of 8 or 6):
+    each box's data rows from one masked load per pixel, the padding rows from
+    the pattern, over the grid of outer levels (the odometer past four). The
+    source ends at an inaccessible page."""
+    layout = lk.Layout(tag, dims="NHWC")
+    x = _data(shape, dtype, seed=sum(shape))
+    if sys.platform == "linux":
+        x = _guarded_copy(x)  # the last pixel's load must stop at its channels
+    want = ref_pack(x, tag, dims="NHWC", pad_value=3)
+    out = np.empty_like(want)
+    out.view(np.uint8).fill(0xA5)
+    got = layout.pack(x, pad_value=3, out=out, threads=threads)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
     ("tag", "dtype", "shape"),
     [
         ("NHWC8h8w32c", np.uint8, (1, 203, 211, 3)),

@@ -224,6 +224,8 @@ cdef extern from "layoutkit_interleave.h" nogil:
                          const uint8_t* pad)
     int lk_smallbox_grid(char* dst, const char* src, const lk_grid_level* levels, int nl,
                          const lk_smallbox* k, const char* hi, int stream)
+    int lk_rowpad4_grid(char* dst, const char* src, const lk_grid_level* levels, int nl,
+                        Py_ssize_t s1, int n1, int n0, int data, const void* pad)
 
 
 cdef extern from "layoutkit_pool.h" nogil:
@@ -1918,7 +1920,20 @@ cdef void copy_rowpad_small(const Plan* P, int lev, const char* src, char* dst,
     cdef Py_ssize_t tail = (n0 - rhi) * n1 * es
     cdef uint64_t padmem[ROWPAD_WORDS]
     cdef bint whole128 = n0 * n1 * es == 128
+    cdef lk_grid_level lv[4]
+    cdef int g0, j, nl
     fill_run(<char*>padmem, n0 * n1, P.pad, es)
+    if rlo == 0 and rhi > 0 and n1 * es == 4 and n0 <= 32 and s0 == es:
+        # Rows of 4 bytes (R4Crouton4x1 uint8 / R4Crouton2 float16 of 16-40
+        # channels): the boxes of up to four outer levels per kernel call.
+        g0 = r - 4 if r - lev > 4 else lev
+        nl = r - g0
+        for j in range(nl):
+            lv[j].n, lv[j].s, lv[j].d = ext[g0 + j], P.ss[g0 + j], P.ds[g0 + j]
+        if lk_rowpad4_grid(dst, src, lv, nl, s1, <int>n1, <int>n0, <int>rhi, padmem):
+            while advance(P, lev, g0, idx, ext, &src, &dst):
+                lk_rowpad4_grid(dst, src, lv, nl, s1, <int>n1, <int>n0, <int>rhi, padmem)
+            return
     while True:
         if whole128:
             memcpy(dst, padmem, 128)  # a constant size: moves, not a call

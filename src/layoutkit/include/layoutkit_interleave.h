@@ -4417,6 +4417,76 @@ LK_VBMI static void lk_smallbox_unpack_vbmi(char *restrict dst, const char *rest
 }
 #endif
 
+#ifdef LK_HAVE_VBMI_TILES
+/* n0 (up to 32) rows of 4 bytes: n1 lanes of es bytes (4 pixels of uint8, 2
+ * of float16), rows [0, data) from the lanes' first data * es bytes, s1 apart
+ * (a pixel's channels), the rest the 4-byte pattern at pad. Each lane is one
+ * masked load, and the rows of all of them come out of vpermt2b / vpermt2w. */
+LK_VBMI __attribute__((target("bmi2"))) static void lk_rowpad4_vbmi(char *restrict dst, const char *restrict src,
+                                    const lk_grid_level *lv, ptrdiff_t s1, int n1, int n0,
+                                    int data, const void *pad) {
+    /* Bytes 2i, 2i+1: byte i of the first and second register. */
+    uint8_t pair[64];
+    uint16_t wlo[32], whi[32];
+    for (int i = 0; i < 32; i++) {
+        pair[2 * i] = (uint8_t)i;
+        pair[2 * i + 1] = (uint8_t)(64 + i);
+        wlo[i] = (uint16_t)(i % 2 ? 32 + i / 2 : i / 2);
+        whi[i] = (uint16_t)(i % 2 ? 48 + i / 2 : 16 + i / 2);
+    }
+    const __m512i ipair = _mm512_loadu_si512(pair);
+    const __m512i iwlo = _mm512_loadu_si512(wlo), iwhi = _mm512_loadu_si512(whi);
+    uint32_t pat;
+    memcpy(&pat, pad, 4);
+    const __m512i padv = _mm512_set1_epi32((int)pat);
+    const int es = 4 / n1;
+    const __mmask64 ld = _bzhi_u64(~0ULL, (unsigned)(data * es));
+    const __mmask64 keep0 = _bzhi_u64(~0ULL, (unsigned)(4 * data < 64 ? 4 * data : 64));
+    const __mmask64 keep1 = _bzhi_u64(~0ULL, (unsigned)(4 * data > 64 ? 4 * data - 64 : 0));
+    const __mmask64 st0 = _bzhi_u64(~0ULL, (unsigned)(4 * n0 < 64 ? 4 * n0 : 64));
+    const __mmask64 st1 = _bzhi_u64(~0ULL, (unsigned)(4 * n0 > 64 ? 4 * n0 - 64 : 0));
+    if (n1 == 4) {
+        LK_GRID_LOOPS({
+            __m512i a = _mm512_permutex2var_epi8(_mm512_maskz_loadu_epi8(ld, s), ipair,
+                                                 _mm512_maskz_loadu_epi8(ld, s + s1));
+            __m512i b = _mm512_permutex2var_epi8(_mm512_maskz_loadu_epi8(ld, s + 2 * s1), ipair,
+                                                 _mm512_maskz_loadu_epi8(ld, s + 3 * s1));
+            _mm512_mask_storeu_epi8(d, st0, _mm512_mask_blend_epi8(keep0, padv, _mm512_permutex2var_epi16(a, iwlo, b)));
+            if (st1) _mm512_mask_storeu_epi8(d + 64, st1, _mm512_mask_blend_epi8(keep1, padv, _mm512_permutex2var_epi16(a, iwhi, b)));
+        })
+    } else {
+        LK_GRID_LOOPS({
+            __m512i a = _mm512_maskz_loadu_epi8(ld, s);
+            __m512i b = _mm512_maskz_loadu_epi8(ld, s + s1);
+            _mm512_mask_storeu_epi8(d, st0, _mm512_mask_blend_epi8(keep0, padv, _mm512_permutex2var_epi16(a, iwlo, b)));
+            if (st1) _mm512_mask_storeu_epi8(d + 64, st1, _mm512_mask_blend_epi8(keep1, padv, _mm512_permutex2var_epi16(a, iwhi, b)));
+        })
+    }
+}
+#endif
+
+/* lk_rowpad4_vbmi over nl (1-4) grid levels where the CPU has it (Intel with
+ * AVX-512 VBMI); 0 (nothing done) otherwise or for shapes it does not take:
+ * rows of 4 bytes as 4 uint8 or 2 uint16 lanes, n0 <= 32, 1 <= data <= n0,
+ * each lane's data within s1. */
+static inline int lk_rowpad4_grid(char *restrict dst, const char *restrict src,
+                                  const lk_grid_level *levels, int nl, ptrdiff_t s1, int n1,
+                                  int n0, int data, const void *pad) {
+#ifdef LK_HAVE_VBMI_TILES
+    lk_grid_level lv[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
+    if ((n1 != 4 && n1 != 2) || n0 < 1 || n0 > 32 || data < 1 || data > n0 || nl < 1 ||
+        nl > 4 || s1 < data * (4 / n1) || lk_is_amd() || !lk_vbmi())
+        return 0;
+    for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
+    lk_rowpad4_vbmi(dst, src, lv, s1, n1, n0, data, pad);
+    return 1;
+#else
+    (void)dst; (void)src; (void)levels; (void)nl; (void)s1; (void)n1; (void)n0; (void)data;
+    (void)pad;
+    return 0;
+#endif
+}
+
 /* Runs the boxes of nl (1-4) levels, the last fastest (as lk_box_grid); `hi` is
  * one past the last source byte the caller may read. Returns 0 (nothing done)
  * without AVX2; with `stream`, the destination and its steps must be multiples
