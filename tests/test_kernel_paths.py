@@ -1193,6 +1193,24 @@ def test_three_byte_channels_in_blocks_of_32(tag, pixels):
     )
 
 
+@pytest.mark.parametrize("channels", [17, 24, 31])
+@pytest.mark.parametrize("shape", [(1, 7, 61), (2, 45, 13)], ids=str)
+@pytest.mark.parametrize("tag", ["NCHW32c", "HCWN32c"])
+def test_byte_lanes_of_a_padded_group_of_32(tag, shape, channels):
+    """17-31 byte channels into blocks of 32 (the 32-lane zip with its padding
+    lanes read from a buffer of pad values), rows in blocks of 256 and a
+    shorter last one; TensorRT kCHW32 alike."""
+    n, h, w = shape
+    x = _data((n, channels, h, w), np.uint8, seed=channels)
+    layout = lk.Layout(tag, dims="NCHW")
+    want = ref_pack(x, tag, dims="NCHW", pad_value=0x5C)
+    out = np.full(want.shape, 0xA5, np.uint8)
+    assert layout.pack(x, pad_value=0x5C, out=out).tobytes() == want.tobytes()
+    if tag == "NCHW32c":
+        got = lk.tensorrt.to_format(x.view(np.int8), "kCHW32")
+        assert got.tobytes() == ref_pack(x, "NCHW32c", dims="NCHW").tobytes()
+
+
 def _guarded_copy(x):
     """A copy of ``x`` whose last byte is the last readable byte before an
     inaccessible page, so that any read past the array faults."""
