@@ -1832,6 +1832,10 @@ def test_unpacking_ragged_croutons(tag, dtype, shape, offset, threads):
         (1, 8, 8, 1),
         (3, 8, 24, 31),
         (1, 24, 16, 70),
+        (1, 30, 30, 40),
+        (2, 45, 61, 17),
+        (1, 57, 61, 40),
+        (1, 203, 99, 3),
     ],
     ids=str,
 )
@@ -1839,8 +1843,10 @@ def test_packing_channel_rows_of_four_bytes(tag, dtype, shape, threads):
     """Croutons whose channels are rows of 4 bytes (4 pixels of uint8, 2 of
     float16) and partly padding (16-31 channels, or a last block of 8 or 6):
     each box's data rows from one masked load per pixel, the padding rows from
-    the pattern, over the grid of outer levels (the odometer past four). The
-    source ends at an inaccessible page."""
+    the pattern, over the grid of outer levels (the odometer past four). Ragged
+    H and W too, where the block of partial channel rows is one of the data
+    boxes written over a fill or between pad runs. The source ends at an
+    inaccessible page."""
     layout = lk.Layout(tag, dims="NHWC")
     x = _data(shape, dtype, seed=sum(shape))
     if sys.platform == "linux":
