@@ -1211,6 +1211,26 @@ def test_byte_lanes_of_a_padded_group_of_32(tag, shape, channels):
         assert got.tobytes() == ref_pack(x, "NCHW32c", dims="NCHW").tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("channels", [9, 12, 16, 24, 31])
+@pytest.mark.parametrize("shape", [(1, 16, 24), (2, 8, 16)], ids=str)
+def test_crouton_pixels_of_many_data_bytes(shape, channels, dtype):
+    """NHWC8h8w32c pixels whose data is more than one 16-byte shuffle takes
+    (or 9-16 bytes of 32-byte pixels): a masked load over the pad vector per
+    32-64 bytes of pixel, over a grid of four levels and the odometer past
+    them. The source ends at an inaccessible page; every output byte is
+    written (the output starts as a sentinel)."""
+    n, h, w = shape
+    x = _data((n, h, w, channels), dtype, seed=channels)
+    if sys.platform == "linux":
+        x = _guarded_copy(x)
+    layout = lk.Layout("NHWC8h8w32c", dims="NHWC")
+    want = ref_pack(x, "NHWC8h8w32c", dims="NHWC", pad_value=7)
+    out = np.empty_like(want)
+    out.view(np.uint8).fill(0xA5)
+    assert layout.pack(x, pad_value=7, out=out).tobytes() == want.tobytes()
+
+
 def _guarded_copy(x):
     """A copy of ``x`` whose last byte is the last readable byte before an
     inaccessible page, so that any read past the array faults."""

@@ -4465,6 +4465,55 @@ LK_VBMI __attribute__((target("bmi2"))) static void lk_rowpad4_vbmi(char *restri
 }
 #endif
 
+#ifdef LK_HAVE_VBMI_TILES
+/* Pixels of `pix` bytes (32, 64, 128 or 256: a crouton's 32 channels) whose
+ * first `data` bytes come from the source pixel at s, the rest the pattern
+ * at pad (64 bytes): per 32 or 64 bytes of the pixel, one masked load over
+ * the pad vector and a store. Masked-off bytes are not read. */
+LK_VBMI __attribute__((target("bmi2"))) static void lk_padpix_vbmi(char *restrict dst,
+                                                                  const char *restrict src,
+                                                                  const lk_grid_level *lv,
+                                                                  int pix, int data,
+                                                                  const void *pad) {
+    const __m512i padv = _mm512_loadu_si512(pad);
+    if (pix == 32) {
+        const __mmask32 m = (__mmask32)_bzhi_u32(~0u, (unsigned)data);
+        const __m256i p = _mm512_castsi512_si256(padv);
+        LK_GRID_LOOPS(_mm256_storeu_si256((__m256i *)d, _mm256_mask_loadu_epi8(p, m, s)))
+        return;
+    }
+    __mmask64 m[4];
+    for (int u = 0; u < 4; u++) {
+        int left = data - 64 * u;
+        m[u] = left <= 0 ? 0 : left >= 64 ? ~(__mmask64)0 : _bzhi_u64(~0ULL, (unsigned)left);
+    }
+    const int units = pix / 64;
+    LK_GRID_LOOPS({
+        for (int u = 0; u < units; u++)
+            _mm512_storeu_si512(d + 64 * u, m[u] ? _mm512_mask_loadu_epi8(padv, m[u], s + 64 * u) : padv);
+    })
+}
+#endif
+
+/* lk_padpix_vbmi over nl (1-4) grid levels, the last the pixels, where the CPU
+ * has it (Intel with AVX-512 VBMI); 0 (nothing done) otherwise. */
+static inline int lk_padpix_grid(char *restrict dst, const char *restrict src,
+                                 const lk_grid_level *levels, int nl, int pix, int data,
+                                 const void *pad) {
+#ifdef LK_HAVE_VBMI_TILES
+    lk_grid_level lv[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
+    if ((pix != 32 && pix != 64 && pix != 128 && pix != 256) || data < 1 || data > pix ||
+        nl < 1 || nl > 4 || lk_is_amd() || !lk_vbmi())
+        return 0;
+    for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
+    lk_padpix_vbmi(dst, src, lv, pix, data, pad);
+    return 1;
+#else
+    (void)dst; (void)src; (void)levels; (void)nl; (void)pix; (void)data; (void)pad;
+    return 0;
+#endif
+}
+
 /* lk_rowpad4_vbmi over nl (1-4) grid levels where the CPU has it (Intel with
  * AVX-512 VBMI); 0 (nothing done) otherwise or for shapes it does not take:
  * rows of 4 bytes as 4 uint8 or 2 uint16 lanes, n0 <= 32, 1 <= data <= n0,
