@@ -1231,6 +1231,29 @@ def test_crouton_pixels_of_many_data_bytes(shape, channels, dtype):
     assert layout.pack(x, pad_value=7, out=out).tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize(
+    ("tag", "dtype", "shape"),
+    [
+        ("HCWN8c", np.int8, (8, 16, 3, 14)),
+        ("HCWN8c", np.int8, (8, 12, 2, 14)),
+        ("HCWN8c", np.float32, (8, 8, 2, 7)),
+        ("HCWN4c", np.float16, (8, 10, 3, 28)),
+        ("HCWN4c", np.int8, (8, 64, 2, 28)),
+    ],
+    ids=str,
+)
+def test_lane_boxes_of_a_batch_up_to_4_kib(tag, dtype, shape):
+    """HCWNC4/8 of a batch whose boxes (W x N x k lanes) are 0.5-4 KiB: several
+    boxes batched per kernel call (short lanes of 7-28 elements), padding
+    lanes included."""
+    x = _data(shape, dtype, seed=shape[1])
+    layout = lk.Layout(tag, dims="NCHW")
+    want = ref_pack(x, tag, dims="NCHW", pad_value=9)
+    out = np.empty_like(want)
+    out.view(np.uint8).fill(0xA5)
+    assert layout.pack(x, pad_value=9, out=out).tobytes() == want.tobytes()
+
+
 def _guarded_copy(x):
     """A copy of ``x`` whose last byte is the last readable byte before an
     inaccessible page, so that any read past the array faults."""

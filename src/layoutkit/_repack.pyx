@@ -44,6 +44,8 @@ cdef enum:
     RUN_GROUP = 8       # runs of a pixel copied together into their chunks (copy_small_rows)
     FILL_SLICE = 32768  # bytes of output padded, then given its data, at a time (in L1)
     PF_BOXES = 16       # tiny boxes prefetched ahead in copy_lanes
+    LANE_BLOCK_BYTES = 1024     # copy_lanes: boxes batched (copy_lane_blocks) up to this
+    LANE_BLOCK_L2_BYTES = 4096  # ... or this, when the operation fits L2
     ZIPN_BYTES = 256    # bytes of each lane per zip-kernel call (LK_ZIPN_MAX_BYTES)
     MAX_LANES = 256     # lanes per box in copy_lanes (above 64: runs of tiny lanes only)
     SMALL_CAST_BYTES = 2048  # converted boxes this small use a stack buffer in box2d_cast
@@ -202,6 +204,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
                                     int es, Py_ssize_t row, Py_ssize_t at, const void* pad,
                                     int stream)
     int lk_large_operation()
+    int lk_l2_operation()
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
@@ -1270,9 +1273,15 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                                               <const void*>padbuf):
             return True
     if (nord > 0 and not use_runs and P.ss[order[nord - 1]] == m * es
-            and ext[order[nord - 1]] > 1 and m * K * es <= 512):
+            and ext[order[nord - 1]] > 1
+            and m * K * es <= (LANE_BLOCK_L2_BYTES if lk_l2_operation() else LANE_BLOCK_BYTES)):
         # Small boxes only: larger ones gain nothing from batching and lose the
         # extra copy and the next box's prefetch (HCWN4c of 8 x 56 x 56: -25%).
+        # Up to 1 KiB (64 byte lanes of 14x14 planes into HCWNC8 of a batch of
+        # 8: 0.19x the time, where copy_lanes moved 14-byte lanes element by
+        # element; HCWNC4 8x256x28x28 int8 0.79x), 4 KiB within L2 (HCWNC8
+        # 8x256x14x14 float16 0.71x, 8x64x28x28 int8 0.55x); 1.8-3.5 KiB boxes
+        # past L2 took 1.04-1.07x (HCWNC4 float16 8x256x28x28).
         return copy_lane_blocks(P, order, nord, idx, ext, src, dst, lane_off, lane_pad,
                                 <const void*>padbuf, m, K)
     if m * es <= 16 and nord > 0:

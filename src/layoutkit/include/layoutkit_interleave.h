@@ -238,6 +238,11 @@ static inline int lk_small_operation(void) {
     return lk_footprint_hint > 0 && lk_footprint_hint < ((ptrdiff_t)1 << 20);
 }
 
+/* Whether the running operation moves at most 2 MiB (L2 holds it). */
+static inline int lk_l2_operation(void) {
+    return lk_footprint_hint > 0 && lk_footprint_hint <= ((ptrdiff_t)2 << 20);
+}
+
 /* Whether the running operation is large enough (8 MiB+ moved) that its
  * output is better streamed past the caches, even in slices of 1 MiB or less. */
 static inline int lk_large_operation(void) { return lk_footprint_hint >= ((ptrdiff_t)8 << 20); }
