@@ -2356,8 +2356,9 @@ cdef class RepackPlan:
         # [count, start, length, ...]: filling only those, not the whole
         # output first, saves the second write of every data slot. The boxes
         # with a partial innermost level write its other lanes as padding in
-        # the same pass (widened, as fill_then_copy does when these runs
-        # exist), so the runs are the pixels, rows and blocks of padding only.
+        # the same pass, and those with part of a block of 4-byte channel rows
+        # its other rows (widened as fill_then_copy does, by the same rules),
+        # so the runs are the pixels, rows and blocks of padding only.
         # None where the whole fill is as cheap or the runs are not one
         # pattern's stores: elements other than 1, 2, 4 or 8 bytes, an output
         # that is not one dense block from its base, or more than
