@@ -1254,6 +1254,21 @@ def test_lane_boxes_of_a_batch_up_to_4_kib(tag, dtype, shape):
     assert layout.pack(x, pad_value=9, out=out).tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("channels", [5, 7, 12, 13, 16])
+@pytest.mark.parametrize("shape", [(8, 14, 14), (2, 33, 17), (1, 4, 5)], ids=str)
+def test_byte_pixels_of_5_to_16_channels_into_planes(shape, channels):
+    """NHWC -> NCHW of uint8 pixels of 5-16 channels (the 16-pixel VBMI
+    de-interleave, its last step overlapping; 20 pixels: one step and the
+    overlap). The source ends at an inaccessible page."""
+    n, h, w = shape
+    x = _data((n, h, w, channels), np.uint8, seed=channels)
+    if sys.platform == "linux":
+        x = _guarded_copy(x)
+    src, dst = lk.Layout("NHWC", dims="NCHW"), lk.Layout("NCHW", dims="NCHW")
+    got = lk.convert(x, (n, channels, h, w), src, dst)
+    assert got.tobytes() == np.ascontiguousarray(x.transpose(0, 3, 1, 2)).tobytes()
+
+
 def _guarded_copy(x):
     """A copy of ``x`` whose last byte is the last readable byte before an
     inaccessible page, so that any read past the array faults."""
