@@ -2050,6 +2050,22 @@ cdef void copy_rowpad(const Plan* P, int lev, const char* src, char* dst, Py_ssi
             return
 
 
+cdef void widen_box(const Plan* P, const int64_t* box, int lv, int64_t* ext, int64_t* below,
+                    int64_t* dcontig) noexcept nogil:
+    """A fill box's extents with level ``lv`` whole (its other digits padding),
+    and the ``below`` / ``dcontig`` of that box, for copies that write them."""
+    cdef int nlev = P.nlev
+    cdef int k
+    for k in range(nlev + 1):
+        ext[k] = box[k]
+    ext[lv] = P.ext[lv]
+    below[nlev] = 1
+    dcontig[nlev] = 1
+    for k in range(nlev - 1, -1, -1):
+        below[k] = below[k + 1] * ext[k]
+        dcontig[k] = dcontig[k + 1] and P.ds[k] == below[k + 1] * P.esize
+
+
 cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const char* src,
                          char* dst) noexcept nogil:
     """Digits [t_lo, t_hi) of level 0 of a plan with fill boxes: padding
@@ -2101,14 +2117,7 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
             # tiny lanes element by element (1x40x30x30 uint8 0.51x the time,
             # float16 0.6x; 1x40x57x61 uint8 0.44x). (_find_pad_runs mirrors
             # this rule.)
-            for k in range(nlev + 1):
-                ext[k] = box[k]
-            ext[inner - 1] = P.ext[inner - 1]
-            below[nlev] = 1
-            dcontig[nlev] = 1
-            for k in range(nlev - 1, -1, -1):
-                below[k] = below[k + 1] * ext[k]
-                dcontig[k] = dcontig[k + 1] and P.ds[k] == below[k + 1] * P.esize
+            widen_box(P, box, inner - 1, ext, below, dcontig)
             Q.ext, Q.below, Q.dcontig = ext, below, dcontig
             copy_rowpad(&Q, 0, s, o, hi - lo, 0, box[inner - 1])
             continue
@@ -2124,14 +2133,7 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
             # hold only padding pixels and rows (NHWC -> Crouton of 1x3x299x299
             # uint8 0.69x the time, 1x3x1000x999 0.56x, float16 0.43-0.71x).
             # (_find_pad_runs mirrors this rule.)
-            for k in range(nlev + 1):
-                ext[k] = box[k]
-            ext[inner] = P.ext[inner]
-            below[nlev] = 1
-            dcontig[nlev] = 1
-            for k in range(nlev - 1, -1, -1):
-                below[k] = below[k + 1] * ext[k]
-                dcontig[k] = dcontig[k + 1] and P.ds[k] == below[k + 1] * P.esize
+            widen_box(P, box, inner, ext, below, dcontig)
             Q.ext, Q.below, Q.dcontig = ext, below, dcontig
             s -= first * P.ss[inner]
             o -= first * P.ds[inner]
@@ -2363,7 +2365,7 @@ cdef class RepackPlan:
         # pattern's stores: elements other than 1, 2, 4 or 8 bytes, an output
         # that is not one dense block from its base, or more than
         # PAD_RUNS_MAX_BYTES of it.
-        cdef int nlev = self.nlev, inner = self.nlev - 1, lv
+        cdef int nlev = self.nlev, lv
         es = int(self.esize)
         ds = np.asarray(self.ds, dtype=np.int64)
         ext = np.asarray(self.ext, dtype=np.int64)
@@ -2382,12 +2384,7 @@ cdef class RepackPlan:
         for box in self.fill_box[1:].reshape(-1, 4, nlev + 1):
             count = box[0, :nlev].copy()
             first = box[1, :nlev].copy()
-            if count[inner] < ext[inner] and self._widens(int(first[inner])):
-                count[inner], first[inner] = ext[inner], 0
-            elif (nlev >= 3 and count[inner] == ext[inner] and ext[inner] * es == 4
-                    and count[inner - 1] < ext[inner - 1] and first[inner - 1] == 0
-                    and self.ss[inner - 1] == es and ext[inner - 1] <= 32):
-                count[inner - 1] = ext[inner - 1]     # fill_then_copy's rows of 4 bytes
+            self._widen(first, count)
             boxes.append((first, count))
         # dcontig[0]: the levels are the output's dimensions in C order. Below
         # the deepest level some box takes in part, every box is whole, so the
@@ -2414,14 +2411,22 @@ cdef class RepackPlan:
         runs.setflags(write=False)
         return runs
 
-    def _widens(self, int first):
-        # Whether fill_then_copy copies a box whose innermost level it takes in
-        # part as the whole level, its other lanes padding, given pad runs (see
-        # fill_then_copy's rule, which this mirrors).
-        cdef int inner = self.nlev - 1
-        if self.ss[inner] == self.esize:
-            return first == 0
-        return self.nlev >= 3 and self.ext[inner] * self.esize == 4
+    def _widen(self, first, count):
+        # The digits a fill box's copy writes, given pad runs: fill_then_copy
+        # takes a partial innermost level whole (its other lanes padding), or
+        # a partial block of 4-byte channel rows whole (its other rows
+        # padding). Mirrors fill_then_copy's rules; updates first / count.
+        cdef int nlev = self.nlev, inner = self.nlev - 1
+        es = self.esize
+        ext = self.ext
+        if count[inner] < ext[inner]:
+            if (first[inner] == 0 if self.ss[inner] == es
+                    else nlev >= 3 and ext[inner] * es == 4):
+                count[inner], first[inner] = ext[inner], 0
+        elif (nlev >= 3 and ext[inner] * es == 4 and count[inner - 1] < ext[inner - 1]
+                and first[inner - 1] == 0 and self.ss[inner - 1] == es
+                and ext[inner - 1] <= 32):
+            count[inner - 1] = ext[inner - 1]
 
     def _find_fill_box(self):
         # The data boxes of fill_then_copy, or None when the plan does not
