@@ -1457,7 +1457,7 @@ LK_VBMI static ptrdiff_t lk_deinterleave3_vbmi(char *restrict out, ptrdiff_t oro
 /* 3 lanes of 1- or 2-byte elements -> pixels of 3 with AVX-512 VBMI (NCHW ->
  * NHWC of 3 channels; compare_builds.py on the Xeon, 1x3x224x224: uint8 0.72x
  * the time of the AVX2 kernel, float16 0.83x; 1x3x1024x1024 0.92-0.98x;
- * float32 0.93-1.05x, left to its AVX2 kernel):
+ * float32 0.93-1.05x, which takes lk_interleave3_f32_avx512 below):
  * 64 bytes of each lane a step, A, B and C; each of
  * the step's three 64-byte output registers is one vpermt2b of A and B and a
  * vpermb of C merged over every third element. The stores are line-aligned:
@@ -1539,6 +1539,55 @@ LK_VBMI static ptrdiff_t lk_interleave3_vbmi(char *restrict out, const void *con
     for (; i + step <= m; i += step) LK_IL3V_STEP(i)
     if (i < m) LK_IL3V_STEP(m - step)
 #undef LK_IL3V_STEP
+    return m;
+}
+
+/* 3 lanes of float32 -> pixels of 3 with AVX-512, one permute per lane:
+ * element i of lane c goes to pixel element 3 i + c, which is position
+ * (3 i + c) mod 16 of output register (3 i + c) / 16, and as 3 and 16 are
+ * coprime those positions are distinct, so a single vpermd of each lane puts
+ * every element in place for all three registers at once and each output
+ * register is two masked blends of the three (which issue on either vector
+ * port, where vpermt2b and vpermb both take the shuffle port). NCHW -> NHWC
+ * float32 against the AVX2 kernel, alternating in one process: 1x3x112x112
+ * and 1x3x256x256 0.87-0.9x the time, 1x3x224x224 0.78-0.86x in five
+ * processes of six (1.0x in the sixth), 1x3x1024x1024 0.93-0.98x. Bytes and
+ * float16 measured no faster this way than with lk_interleave3_vbmi
+ * (0.98-1.04x), nor the reverse (blends, then one vpermb a plane) in
+ * lk_deinterleave3_vbmi. Returns m, or 0 (m under two steps). */
+__attribute__((target("avx2,avx512f"))) static ptrdiff_t lk_interleave3_f32_avx512(
+    char *restrict out, const void *const *lanes, ptrdiff_t m) {
+    if (m < 32) return 0;
+    /* Lane c's element for position q: i = 11 (q - c) mod 16 (11 = 1/3 mod 16). */
+    const __m512i ia = _mm512_setr_epi32(0, 11, 6, 1, 12, 7, 2, 13, 8, 3, 14, 9, 4, 15, 10, 5);
+    const __m512i ib = _mm512_setr_epi32(5, 0, 11, 6, 1, 12, 7, 2, 13, 8, 3, 14, 9, 4, 15, 10);
+    const __m512i ic = _mm512_setr_epi32(10, 5, 0, 11, 6, 1, 12, 7, 2, 13, 8, 3, 14, 9, 4, 15);
+    /* Positions q of register j holding lane (16 j + q) mod 3 = 1, and = 2. */
+    const __mmask16 b0 = 0x2492, b1 = 0x9249, b2 = 0x4924;
+    const __mmask16 c0 = 0x4924, c1 = 0x2492, c2 = 0x9249;
+    const float *a = (const float *)lanes[0], *b = (const float *)lanes[1];
+    const float *c = (const float *)lanes[2];
+#define LK_IL3F_STEP(i)                                                                       \
+    {                                                                                         \
+        const __m512i ta = _mm512_permutexvar_epi32(ia, _mm512_loadu_si512(a + (i)));        \
+        const __m512i tb = _mm512_permutexvar_epi32(ib, _mm512_loadu_si512(b + (i)));        \
+        const __m512i tc = _mm512_permutexvar_epi32(ic, _mm512_loadu_si512(c + (i)));        \
+        char *o_ = out + (i) * 12;                                                            \
+        _mm512_storeu_si512(o_, _mm512_mask_blend_epi32(c0, _mm512_mask_blend_epi32(b0, ta, tb), tc)); \
+        _mm512_storeu_si512(o_ + 64,                                                          \
+                            _mm512_mask_blend_epi32(c1, _mm512_mask_blend_epi32(b1, ta, tb), tc)); \
+        _mm512_storeu_si512(o_ + 128,                                                         \
+                            _mm512_mask_blend_epi32(c2, _mm512_mask_blend_epi32(b2, ta, tb), tc)); \
+    }
+    /* The first pixel whose row starts a line, as in lk_interleave3_vbmi. */
+    ptrdiff_t i = 0;
+    const ptrdiff_t to_line = (ptrdiff_t)(-(uintptr_t)out & 63);
+    if (to_line % 4 == 0)
+        while ((to_line - i * 12) % 64 != 0) i++;
+    if (i > 0) LK_IL3F_STEP(0)
+    for (; i + 16 <= m; i += 16) LK_IL3F_STEP(i)
+    if (i < m) LK_IL3F_STEP(m - 16)
+#undef LK_IL3F_STEP
     return m;
 }
 
@@ -3223,6 +3272,8 @@ static ptrdiff_t lk_interleave_shuffled(void *restrict out, const void *const *l
 #ifdef LK_HAVE_VBMI_TILES
         if (es <= 2 && m >= 128 / es && !lk_is_amd() && lk_vbmi())
             return lk_interleave3_vbmi((char *)out, lanes, m, es);
+        if (es == 4 && m >= 32 && !lk_is_amd() && lk_vbmi())
+            return lk_interleave3_f32_avx512((char *)out, lanes, m);
 #endif
         return lk_interleave3_avx2((char *)out, lanes, m, es);
     }
