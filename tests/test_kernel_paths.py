@@ -1943,19 +1943,27 @@ def test_packing_ragged_croutons_past_the_cache(tag, dtype, shape, threads):
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
-@pytest.mark.parametrize("tag", ["NCHW16c", "NCHW32c"])
-@pytest.mark.parametrize("hw", [(4, 4), (4, 5), (7, 7), (2, 17), (10, 10), (11, 11), (1, 97)])
+@pytest.mark.parametrize(
+    ("tag", "dtypes"),
+    [
+        ("NCHW8c", (np.float16, np.float32)),
+        ("NCHW16c", (np.uint8, np.int8, np.float16, np.float32)),
+        ("NCHW32c", (np.uint8, np.int8, np.float16)),
+    ],
+)
+@pytest.mark.parametrize("hw", [(2, 2), (3, 3), (4, 4), (4, 5), (7, 7), (2, 17), (11, 11), (1, 97)])
 @pytest.mark.parametrize("batch", [1, 3])
-def test_dense_byte_pixels_of_16_and_32_lanes(tag, hw, batch):
-    """Byte planes into pixels of 16 or 32 channels (the VBMI lane tiles on
-    Intel: 16 rows of every lane a step, the last step overlapping the one
+def test_planes_into_dense_pixels_of_8_to_32_lanes(tag, dtypes, hw, batch):
+    """Planes into pixels of 8, 16 or 32 channels (the VBMI lane tiles on
+    Intel: 16 bytes of every lane a step, the last step overlapping the one
     before, from one plane or from boxes of planes side by side): planes of
-    16 pixels on up, whole blocks and a last partial one, the source ending
-    on an inaccessible page and the output at every 16-byte offset in a
-    line, nothing outside it written."""
-    k = 32 if "32" in tag else 16
-    for channels, dtype in ((k, np.uint8), (2 * k, np.int8), (4 * k + 5, np.uint8)):
-        shape = (batch, channels) + hw
+    one step on up, whole blocks and a last partial one, the source ending
+    on an inaccessible page and the output at 16-byte offsets in a line,
+    nothing outside it written."""
+    k = int(tag[4:-1])
+    for i, channels in enumerate((k, 2 * k, 4 * k + 5)):
+        dtype = dtypes[(i + batch) % len(dtypes)]
+        shape = (batch, channels, *hw)
         x = _guarded_copy(_data(shape, dtype, seed=channels))
         layout = lk.Layout(tag, dims="NCHW")
         want = ref_pack(x, tag, dims="NCHW")
@@ -1963,5 +1971,5 @@ def test_dense_byte_pixels_of_16_and_32_lanes(tag, hw, batch):
             raw, start, out = _output_at(want.shape, x.dtype, offset)
             raw[...] = 0x5A
             got = layout.pack(x, out=out)
-            assert got.tobytes() == want.tobytes(), (channels, offset)
+            assert got.tobytes() == want.tobytes(), (channels, dtype, offset)
             assert (raw[:start] == 0x5A).all() and (raw[start + out.nbytes :] == 0x5A).all()

@@ -1219,23 +1219,41 @@ LK_VBMI __attribute__((target("bmi2"))) static void lk_interleave_zip32_u8(
     }
 }
 
-/* K byte lanes (4, 8, 16 or 32) evenly spaced, s + j sl, of m >= 16 bytes
- * each, into m pixels of K bytes at o, 16 rows a step: register g gathers
- * the step's 16 bytes of lanes 4g..4g+3 (a load and three masked broadcasts,
- * whose merges may issue on either vector port), and one or two levels of
- * two-register byte permutes (vpermt2b) turn those into whole pixels: 4
- * lanes one vpermb per 64 output bytes, 8 lanes one, 16 lanes two, 32 lanes
- * three, where the zip kernels' unpack rounds take four to eight. The last
- * step overlaps the one before when 16 does not divide m. */
-/* Pixels 8h..8h+7 of 8 lanes from registers of lanes 0-3 and 4-7. */
-static const uint8_t lk_lt_i8[2][64] __attribute__((aligned(64))) = {
-    {0, 16, 32, 48, 64, 80, 96, 112, 1, 17, 33, 49, 65, 81, 97, 113, 2, 18, 34, 50, 66, 82,
-     98, 114, 3, 19, 35, 51, 67, 83, 99, 115, 4, 20, 36, 52, 68, 84, 100, 116, 5, 21, 37, 53,
-     69, 85, 101, 117, 6, 22, 38, 54, 70, 86, 102, 118, 7, 23, 39, 55, 71, 87, 103, 119},
-    {8, 24, 40, 56, 72, 88, 104, 120, 9, 25, 41, 57, 73, 89, 105, 121, 10, 26, 42, 58, 74,
-     90, 106, 122, 11, 27, 43, 59, 75, 91, 107, 123, 12, 28, 44, 60, 76, 92, 108, 124, 13,
-     29, 45, 61, 77, 93, 109, 125, 14, 30, 46, 62, 78, 94, 110, 126, 15, 31, 47, 63, 79, 95,
-     111, 127}};
+/* K lanes of ES-byte elements (K = 8, 16 or 32, K ES <= 64), evenly
+ * spaced (s + j sl), of m >= 16 / ES elements each, into m pixels of K
+ * elements at o, R = 16 / ES rows a step. Register g gathers the step's 16
+ * bytes of lanes 4g..4g+3 (a load and three masked broadcasts, whose merges
+ * may issue on either vector port); a vpermt2b of each pair of those makes
+ * rows of 8 lanes (8 ES bytes), two registers of R / 2 rows; then log2(K / 8)
+ * levels of vpermt2q join the groups of 8 lanes unit by unit into whole
+ * pixels. Per 64 output bytes that is 1, 2 or 3 permutes (8, 16, 32 lanes
+ * of bytes), where the zip kernels' unpack rounds take four to eight. The
+ * last step overlaps the one before when R does not divide m. */
+/* Level 1: byte p of the rows-of-8-lanes register u (rows u R/2 on) from
+ * the pair of 4-lane registers (lanes 4-7 from 64 on). */
+static const uint8_t lk_lt_level1[3][2][64] __attribute__((aligned(64))) = {
+    {{0, 16, 32, 48, 64, 80, 96, 112, 1, 17, 33, 49, 65, 81, 97, 113, 2, 18, 34, 50, 66, 82,
+      98, 114, 3, 19, 35, 51, 67, 83, 99, 115, 4, 20, 36, 52, 68, 84, 100, 116, 5, 21, 37, 53,
+      69, 85, 101, 117, 6, 22, 38, 54, 70, 86, 102, 118, 7, 23, 39, 55, 71, 87, 103, 119},
+     {8, 24, 40, 56, 72, 88, 104, 120, 9, 25, 41, 57, 73, 89, 105, 121, 10, 26, 42, 58, 74,
+      90, 106, 122, 11, 27, 43, 59, 75, 91, 107, 123, 12, 28, 44, 60, 76, 92, 108, 124, 13,
+      29, 45, 61, 77, 93, 109, 125, 14, 30, 46, 62, 78, 94, 110, 126, 15, 31, 47, 63, 79, 95,
+      111, 127}},
+    {{0, 1, 16, 17, 32, 33, 48, 49, 64, 65, 80, 81, 96, 97, 112, 113, 2, 3, 18, 19, 34, 35,
+      50, 51, 66, 67, 82, 83, 98, 99, 114, 115, 4, 5, 20, 21, 36, 37, 52, 53, 68, 69, 84, 85,
+      100, 101, 116, 117, 6, 7, 22, 23, 38, 39, 54, 55, 70, 71, 86, 87, 102, 103, 118, 119},
+     {8, 9, 24, 25, 40, 41, 56, 57, 72, 73, 88, 89, 104, 105, 120, 121, 10, 11, 26, 27, 42,
+      43, 58, 59, 74, 75, 90, 91, 106, 107, 122, 123, 12, 13, 28, 29, 44, 45, 60, 61, 76, 77,
+      92, 93, 108, 109, 124, 125, 14, 15, 30, 31, 46, 47, 62, 63, 78, 79, 94, 95, 110, 111,
+      126, 127}},
+    {{0, 1, 2, 3, 16, 17, 18, 19, 32, 33, 34, 35, 48, 49, 50, 51, 64, 65, 66, 67, 80, 81, 82,
+      83, 96, 97, 98, 99, 112, 113, 114, 115, 4, 5, 6, 7, 20, 21, 22, 23, 36, 37, 38, 39, 52,
+      53, 54, 55, 68, 69, 70, 71, 84, 85, 86, 87, 100, 101, 102, 103, 116, 117, 118, 119},
+     {8, 9, 10, 11, 24, 25, 26, 27, 40, 41, 42, 43, 56, 57, 58, 59, 72, 73, 74, 75, 88, 89,
+      90, 91, 104, 105, 106, 107, 120, 121, 122, 123, 12, 13, 14, 15, 28, 29, 30, 31, 44, 45,
+      46, 47, 60, 61, 62, 63, 76, 77, 78, 79, 92, 93, 94, 95, 108, 109, 110, 111, 124, 125,
+      126, 127}},
+};
 
 LK_VBMI __attribute__((always_inline)) static inline __m512i lk_lt_load4(const char *p,
                                                                          ptrdiff_t sl) {
@@ -1245,58 +1263,72 @@ LK_VBMI __attribute__((always_inline)) static inline __m512i lk_lt_load4(const c
     return _mm512_mask_broadcast_i32x4(v, 0xF000, _mm_loadu_si128((const __m128i *)(p + 3 * sl)));
 }
 
-/* 16 lanes' registers a[0..3] -> x[r]: pixels 4r..4r+3 of the 16 lanes. */
-LK_VBMI __attribute__((always_inline)) static inline void lk_lt_pixels16(__m512i x[4],
-                                                                         const __m512i a[4],
-                                                                         __m512i i8a, __m512i i8b) {
-    const __m512i q0 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
-    const __m512i q1 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
-    const __m512i b0 = _mm512_permutex2var_epi8(a[0], i8a, a[1]);
-    const __m512i b1 = _mm512_permutex2var_epi8(a[0], i8b, a[1]);
-    const __m512i b2 = _mm512_permutex2var_epi8(a[2], i8a, a[3]);
-    const __m512i b3 = _mm512_permutex2var_epi8(a[2], i8b, a[3]);
-    x[0] = _mm512_permutex2var_epi64(b0, q0, b2);
-    x[1] = _mm512_permutex2var_epi64(b0, q1, b2);
-    x[2] = _mm512_permutex2var_epi64(b1, q0, b3);
-    x[3] = _mm512_permutex2var_epi64(b1, q1, b3);
+/* Qword indexes joining two streams of rows of U bytes (U = 8, 16, 32) into
+ * rows of 2U: the first and second half of a register's rows. */
+LK_VBMI __attribute__((always_inline)) static inline __m512i lk_lt_join(int U, int hi) {
+    const int u = U / 8, base = hi ? 4 : 0;
+    long long q[8];
+    for (int p = 0; p < 8; p++) {
+        const int unit = p / (2 * u), side = (p / u) % 2, word = p % u;
+        q[p] = base + unit * u + word + 8 * side;
+    }
+    return _mm512_setr_epi64(q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]);
 }
 
-LK_VBMI __attribute__((always_inline)) static inline void lk_lanetiles_u8(
-    const int K, char *o, const char *s, ptrdiff_t sl, ptrdiff_t m) {
-    const __m512i i8a = _mm512_load_si512((const void *)lk_lt_i8[0]);
-    const __m512i i8b = _mm512_load_si512((const void *)lk_lt_i8[1]);
-    const __m512i p0 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
-    const __m512i p1 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-    for (ptrdiff_t t = 0;; t += 16) {
-        if (t + 16 > m) t = m - 16;
-        __m512i a[8], x[4], y[4];
-        for (int g = 0; g < K / 4; g++) a[g] = lk_lt_load4(s + 4 * g * sl + t, sl);
-        char *d = o + K * t;
-        if (K == 16) {
-            lk_lt_pixels16(x, a, i8a, i8b);
-            for (int r = 0; r < 4; r++) _mm512_storeu_si512(d + 64 * r, x[r]);
+LK_VBMI __attribute__((always_inline)) static inline void lk_lanetiles(
+    const int ES, const int K, char *o, const char *s, ptrdiff_t sl, ptrdiff_t m) {
+    const int R = 16 / ES, e = ES == 1 ? 0 : ES == 2 ? 1 : 2;
+    const __m512i l1a = _mm512_load_si512((const void *)lk_lt_level1[e][0]);
+    const __m512i l1b = _mm512_load_si512((const void *)lk_lt_level1[e][1]);
+    const __m512i j8a = lk_lt_join(8 * ES, 0), j8b = lk_lt_join(8 * ES, 1);
+    const __m512i j16a = lk_lt_join(16 * ES, 0), j16b = lk_lt_join(16 * ES, 1);
+    for (ptrdiff_t t = 0;; t += R) {
+        if (t + R > m) t = m - R;
+        /* b[h][u]: group h's rows u R/2 on; then c (two groups joined), d. */
+        __m512i a[8], b[4][2], c[2][4], d[8];
+        for (int g = 0; g < K / 4; g++) a[g] = lk_lt_load4(s + 4 * g * sl + t * ES, sl);
+        for (int h = 0; h < K / 8; h++) {
+            b[h][0] = _mm512_permutex2var_epi8(a[2 * h], l1a, a[2 * h + 1]);
+            b[h][1] = _mm512_permutex2var_epi8(a[2 * h], l1b, a[2 * h + 1]);
+        }
+        char *out = o + (ptrdiff_t)K * ES * t;
+        if (K == 8) {
+            _mm512_storeu_si512(out, b[0][0]);
+            _mm512_storeu_si512(out + 64, b[0][1]);
         } else {
-            /* Two pixels of 32 a register: 16-byte halves from each set of 16. */
-            lk_lt_pixels16(x, a, i8a, i8b);
-            lk_lt_pixels16(y, a + 4, i8a, i8b);
-            for (int r = 0; r < 4; r++) {
-                _mm512_storeu_si512(d + 128 * r, _mm512_permutex2var_epi64(x[r], p0, y[r]));
-                _mm512_storeu_si512(d + 128 * r + 64, _mm512_permutex2var_epi64(x[r], p1, y[r]));
+            for (int h = 0; h < K / 16; h++)
+                for (int u = 0; u < 2; u++) {
+                    c[h][2 * u] = _mm512_permutex2var_epi64(b[2 * h][u], j8a, b[2 * h + 1][u]);
+                    c[h][2 * u + 1] = _mm512_permutex2var_epi64(b[2 * h][u], j8b, b[2 * h + 1][u]);
+                }
+            if (K == 16) {
+                for (int r = 0; r < 4; r++) _mm512_storeu_si512(out + 64 * r, c[0][r]);
+            } else {
+                for (int r = 0; r < 4; r++) {
+                    d[2 * r] = _mm512_permutex2var_epi64(c[0][r], j16a, c[1][r]);
+                    d[2 * r + 1] = _mm512_permutex2var_epi64(c[0][r], j16b, c[1][r]);
+                }
+                for (int r = 0; r < 8; r++) _mm512_storeu_si512(out + 64 * r, d[r]);
             }
         }
-        if (t + 16 == m) break;
+        if (t + R == m) break;
     }
 }
 
 /* nbox boxes: box b from lanes s + b sstep + j sl into o + b dstep. */
-#define LK_DEFINE_LANETILES(K)                                                              \
-    LK_VBMI static void lk_lanetiles##K##_u8(char *o, ptrdiff_t dstep, const char *s,       \
-                                             ptrdiff_t sl, ptrdiff_t sstep, ptrdiff_t nbox,   \
-                                             ptrdiff_t m) {                                 \
-        for (ptrdiff_t b = 0; b < nbox; b++) lk_lanetiles_u8(K, o + b * dstep, s + b * sstep, sl, m); \
+#define LK_DEFINE_LANETILES(NAME, ES, K)                                                    \
+    LK_VBMI static void NAME(char *o, ptrdiff_t dstep, const char *s, ptrdiff_t sl,          \
+                             ptrdiff_t sstep, ptrdiff_t nbox, ptrdiff_t m) {                 \
+        for (ptrdiff_t b = 0; b < nbox; b++)                                                \
+            lk_lanetiles(ES, K, o + b * dstep, s + b * sstep, sl, m);                       \
     }
-LK_DEFINE_LANETILES(16)
-LK_DEFINE_LANETILES(32)
+LK_DEFINE_LANETILES(lk_lanetiles16x1, 1, 16)
+LK_DEFINE_LANETILES(lk_lanetiles32x1, 1, 32)
+LK_DEFINE_LANETILES(lk_lanetiles8x2, 2, 8)
+LK_DEFINE_LANETILES(lk_lanetiles16x2, 2, 16)
+LK_DEFINE_LANETILES(lk_lanetiles32x2, 2, 32)
+LK_DEFINE_LANETILES(lk_lanetiles8x4, 4, 8)
+LK_DEFINE_LANETILES(lk_lanetiles16x4, 4, 16)
 
 /* The lane stride when k lanes are evenly spaced, else 0 (also for lanes
  * that all start at one address). */
@@ -1307,29 +1339,51 @@ static inline ptrdiff_t lk_even_lane_stride(const void *const *lanes, int k) {
     return sl;
 }
 
-/* Whether the lane tiles take k lanes of m bytes, sl apart: Intel with
- * AVX-512 VBMI (unmeasured on AMD), 16 lanes, or 32 lanes not a multiple of
- * 4 KiB apart whose box is at most 1 MiB: 32 lanes of 64-256 KiB planes into
- * NCHW32c (1x64x256x256, 1x128x128x128) took 1.05-1.17x the time of the
- * transposes, their 16-byte reads all in the same few L1 sets. */
+/* Whether the lane tiles take k lanes of m es-byte elements, sl apart, on
+ * Intel with AVX-512 VBMI (unmeasured on AMD). Bytes: 16 lanes, or 32 not a
+ * multiple of 4 KiB apart whose box is at most 1 MiB (32 lanes of 64-256 KiB
+ * planes into NCHW32c, 1x64x256x256 and 1x128x128x128, took 1.05-1.17x the
+ * time of the transposes, their 16-byte reads all in the same few L1 sets);
+ * 8 lanes of bytes took 1.11x the time of the zip kernel for 7x7 planes and
+ * gained nothing on larger ones. float16 (8-32 lanes) and float32 (8 or 16)
+ * likewise, and within operations under 8 MiB, where they measured no faster
+ * (8x256x56x56: 1.0-1.4x the time). */
 static inline int lk_lanetiles_fit(ptrdiff_t m, int k, ptrdiff_t sl, int es) {
-    if (es != 1 || m < 16 || lk_is_amd() || !lk_vbmi()) return 0;
-    return k == 16 || (k == 32 && sl % 4096 != 0 && m * k <= ((ptrdiff_t)1 << 20));
+    if ((es != 1 && es != 2 && es != 4) || m < 16 / es || lk_is_amd() || !lk_vbmi()) return 0;
+    switch (k * 16 + es) {
+    case 16 * 16 + 1: return 1;
+    case 32 * 16 + 1: return sl % 4096 != 0 && m * k <= ((ptrdiff_t)1 << 20);
+    case 8 * 16 + 2: case 16 * 16 + 2: case 32 * 16 + 2: case 8 * 16 + 4:
+    case 16 * 16 + 4:
+        return sl % 4096 != 0 && m * k * es <= ((ptrdiff_t)1 << 20) && !lk_large_operation();
+    default: return 0;
+    }
 }
 
-/* The lane tiles for nbox boxes of k evenly spaced byte lanes where they
- * fit: 1 if done, 0 (nothing written) if not. */
+/* nbox boxes of k lanes s + j sl (box b from s + b sstep into o + b dstep)
+ * where lk_lanetiles_fit. */
+static void lk_lanetiles_boxes_at(char *o, ptrdiff_t dstep, const char *s, ptrdiff_t sl,
+                                  ptrdiff_t sstep, ptrdiff_t nbox, ptrdiff_t m, int k, int es) {
+    switch (k * 16 + es) {
+    case 16 * 16 + 1: lk_lanetiles16x1(o, dstep, s, sl, sstep, nbox, m); break;
+    case 32 * 16 + 1: lk_lanetiles32x1(o, dstep, s, sl, sstep, nbox, m); break;
+    case 8 * 16 + 2: lk_lanetiles8x2(o, dstep, s, sl, sstep, nbox, m); break;
+    case 16 * 16 + 2: lk_lanetiles16x2(o, dstep, s, sl, sstep, nbox, m); break;
+    case 32 * 16 + 2: lk_lanetiles32x2(o, dstep, s, sl, sstep, nbox, m); break;
+    case 8 * 16 + 4: lk_lanetiles8x4(o, dstep, s, sl, sstep, nbox, m); break;
+    default: lk_lanetiles16x4(o, dstep, s, sl, sstep, nbox, m); break;
+    }
+}
+
+/* The lane tiles for nbox boxes of k evenly spaced lanes where they fit: 1
+ * if done, 0 (nothing written) if not. */
 static inline int lk_lanetiles_boxes(char *o, ptrdiff_t dstep, const void *const *lanes,
                                      ptrdiff_t off, ptrdiff_t sstep, ptrdiff_t nbox, ptrdiff_t m,
                                      int k, int es) {
-    if (k != 16 && k != 32) return 0;
+    if (k != 8 && k != 16 && k != 32) return 0;
     const ptrdiff_t sl = lk_even_lane_stride(lanes, k);
     if (sl == 0 || !lk_lanetiles_fit(m, k, sl, es)) return 0;
-    const char *s = (const char *)lanes[0] + off;
-    if (k == 16)
-        lk_lanetiles16_u8(o, dstep, s, sl, sstep, nbox, m);
-    else
-        lk_lanetiles32_u8(o, dstep, s, sl, sstep, nbox, m);
+    lk_lanetiles_boxes_at(o, dstep, (const char *)lanes[0] + off, sl, sstep, nbox, m, k, es);
     return 1;
 }
 #endif
@@ -3745,10 +3799,11 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     ptrdiff_t i = 0;
     int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
 #ifdef LK_HAVE_VBMI_TILES
-    if (lanes == 16 && es == 2 && drow == 32 && rows <= 128 && !lk_is_amd() && lk_vbmi()) {
+    if (lanes == 16 && es == 2 && drow == 32 && rows <= 64 && !lk_is_amd() && lk_vbmi()) {
         /* 16 planes of 7x7 float16 into NCHW16c: the zip kernel, 0.67-0.86x
-         * the time of the tiles (best of 60 hot-loop batches, 1x2048x7x7).
-         * Other transposes into dense pixels measured no faster through it. */
+         * the time of the tiles (best of 60 hot-loop batches, 1x2048x7x7)
+         * and 0.9x that of the lane tiles below, which take 10x10 planes on
+         * (0.85-0.9x the time of this kernel). */
         const void *tab[16];
         for (int l = 0; l < 16; l++) tab[l] = src + l * slane;
         lk_interleave_zip16x2(dst, tab, 0, rows);
@@ -3756,15 +3811,12 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     }
 #endif
 #ifdef LK_HAVE_VBMI_TILES
-    if (drow == lanes * es && (lanes == 16 || lanes == 32) &&
+    if (drow == lanes * es && (lanes == 8 || lanes == 16 || lanes == 32) &&
         lk_lanetiles_fit(rows, (int)lanes, slane, es)) {
         /* Dense pixels of 16 or 32 bytes (NCHW16c / NCHW32c): 0.42-0.7x the
          * time of the tiles below for 10x10 to 56x56 planes, 0.88-0.92x for
          * 128x128 to 256x256. */
-        if (lanes == 16)
-            lk_lanetiles16_u8(dst, 0, src, slane, 0, 1, rows);
-        else
-            lk_lanetiles32_u8(dst, 0, src, slane, 0, 1, rows);
+        lk_lanetiles_boxes_at(dst, 0, src, slane, 0, 1, rows, (int)lanes, es);
         return;
     }
     /* 128-512 rows: two or more blocks of a tile's lines, which still fit L1. */
