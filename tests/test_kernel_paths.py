@@ -1254,7 +1254,7 @@ def test_lane_boxes_of_a_batch_up_to_4_kib(tag, dtype, shape):
     assert layout.pack(x, pad_value=9, out=out).tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("channels", [5, 7, 12, 13, 16])
+@pytest.mark.parametrize("channels", range(5, 17))
 @pytest.mark.parametrize("shape", [(8, 14, 14), (2, 33, 17), (1, 4, 5)], ids=str)
 def test_byte_pixels_of_5_to_16_channels_into_planes(shape, channels):
     """NHWC -> NCHW of uint8 pixels of 5-16 channels (the 16-pixel VBMI
@@ -1973,3 +1973,19 @@ def test_planes_into_dense_pixels_of_8_to_32_lanes(tag, dtypes, hw, batch):
             got = layout.pack(x, out=out)
             assert got.tobytes() == want.tobytes(), (channels, dtype, offset)
             assert (raw[:start] == 0x5A).all() and (raw[start + out.nbytes :] == 0x5A).all()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
+@pytest.mark.parametrize("tag", ["NCHW4c", "NCHW8c", "NCHW16c", "NCHW32c"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("shape", [(1, 64, 7, 7), (2, 40, 14, 14), (1, 32, 3, 5)], ids=str)
+def test_unpacking_dense_pixels_into_planes(tag, dtype, shape):
+    """NCHWKc -> NCHW (boxes of one source run each, back to back, read
+    without the far-box prefetches; bytes of 5-16 channels by the VBMI
+    de-interleave): the packed source ends at an inaccessible page."""
+    x = _data(shape, dtype, seed=shape[1])
+    layout = lk.Layout(tag, dims="NCHW")
+    packed = _guarded_copy(ref_pack(x, tag, dims="NCHW"))
+    out = np.empty_like(x)
+    out.view(np.uint8).fill(0xA5)
+    assert layout.unpack(packed, shape, out=out).tobytes() == x.tobytes()
