@@ -1978,11 +1978,15 @@ def test_planes_into_dense_pixels_of_8_to_32_lanes(tag, dtypes, hw, batch):
 @pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
 @pytest.mark.parametrize("tag", ["NCHW4c", "NCHW8c", "NCHW16c", "NCHW32c"])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
-@pytest.mark.parametrize("shape", [(1, 64, 7, 7), (2, 40, 14, 14), (1, 32, 3, 5)], ids=str)
+@pytest.mark.parametrize(
+    "shape", [(1, 64, 7, 7), (2, 40, 14, 14), (1, 32, 3, 5), (1, 44, 4, 5), (3, 12, 5, 7)], ids=str
+)
 def test_unpacking_dense_pixels_into_planes(tag, dtype, shape):
     """NCHWKc -> NCHW (boxes of one source run each, back to back, read
     without the far-box prefetches; bytes of 5-16 channels by the VBMI
-    de-interleave): the packed source ends at an inaccessible page."""
+    de-interleave, float32 pixels of 8 by the AVX-512 transpose, the last
+    step overlapping): whole blocks and a last one partly padding, the packed
+    source ending at an inaccessible page."""
     x = _data(shape, dtype, seed=shape[1])
     layout = lk.Layout(tag, dims="NCHW")
     packed = _guarded_copy(ref_pack(x, tag, dims="NCHW"))
