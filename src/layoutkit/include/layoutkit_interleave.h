@@ -3026,54 +3026,113 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_deinterleave3_avx2(char *res
 }
 
 #ifdef LK_HAVE_VBMI_TILES
-/* Pixels of 8 float32 (32 bytes, k <= 8 of them read) into k planes with
- * AVX-512 (NCHW8c -> NCHW): 16 pixels a step, an 8x16 transpose of dwords in
- * three levels of vpermt2d (2 pixels a register -> 4 channels of 4 pixels ->
- * 2 channels of 8 -> one channel of 16), one 64-byte store per plane, where
- * the compiler's loop moved element by element (1x256x28x28: 0.25x a copy).
- * The last step overlaps the one before; returns m, or 0 for m < 16. */
-static const int32_t lk_di8f_level[3][2][16] __attribute__((aligned(64))) = {
-    /* Level 1, half h: channel 4h + c of pixel p (p < 2: first register) at c 4 + p. */
-    {{0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27},
-     {4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31}},
-    /* Level 2, g: channels 2g, 2g + 1 of level 1's four, 8 pixels each. */
-    {{0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23},
-     {8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31}},
-    /* Level 3, e: channel e of level 2's two, 16 pixels. */
-    {{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23},
-     {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}},
+/* Pixels of 8 elements of ES = 2 or 4 bytes (k <= 8 of them read) into k
+ * planes with AVX-512 VBMI (NCHW8c -> NCHW, NHWC -> NCHW of 8 channels): 64 /
+ * ES pixels a step, 8 registers in, an 8 x (64 / ES) transpose in three
+ * levels of vpermt2b (each pairing registers of neighbouring pixels and
+ * splitting their channels in halves), register q then holding channel
+ * bitreverse(q) of the step's pixels: one 64-byte store per plane. The
+ * compiler's loop moved float32 element by element (1x256x28x28: 131 -> 28
+ * us, 0.25x -> 0.96x a copy; 1x64x256x256 0.5x -> 0.94x; 14x14 70 -> 24
+ * us); float16 took 0.74-0.79x the time of the AVX2 kernel for 14x14 and
+ * 28x28 planes, 1.3x for 7x7 (one step and an overlapping one), which keep
+ * it. 16 channels measured slower this way than through the transposes
+ * (1.2-1.7x from 56x56 planes on). The last step overlaps the one before;
+ * returns m, or 0 under a step. */
+static const uint8_t lk_dp_level_8x2[3][2][64] __attribute__((aligned(64))) = {
+    {
+        {0, 1, 16, 17, 32, 33, 48, 49, 64, 65, 80, 81, 96, 97, 112, 113, 2, 3, 18, 19, 34, 35,
+         50, 51, 66, 67, 82, 83, 98, 99, 114, 115, 4, 5, 20, 21, 36, 37, 52, 53, 68, 69, 84, 85,
+         100, 101, 116, 117, 6, 7, 22, 23, 38, 39, 54, 55, 70, 71, 86, 87, 102, 103, 118, 119},
+        {8, 9, 24, 25, 40, 41, 56, 57, 72, 73, 88, 89, 104, 105, 120, 121, 10, 11, 26, 27, 42,
+         43, 58, 59, 74, 75, 90, 91, 106, 107, 122, 123, 12, 13, 28, 29, 44, 45, 60, 61, 76, 77,
+         92, 93, 108, 109, 124, 125, 14, 15, 30, 31, 46, 47, 62, 63, 78, 79, 94, 95, 110, 111,
+         126, 127},
+    },
+    {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 64, 65, 66, 67, 68, 69, 70, 71,
+         72, 73, 74, 75, 76, 77, 78, 79, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+         30, 31, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95},
+        {32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 96, 97, 98, 99, 100,
+         101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 48, 49, 50, 51, 52, 53, 54, 55,
+         56, 57, 58, 59, 60, 61, 62, 63, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122,
+         123, 124, 125, 126, 127},
+    },
+    {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+         24, 25, 26, 27, 28, 29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77,
+         78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95},
+        {32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53,
+         54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105,
+         106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122,
+         123, 124, 125, 126, 127},
+    },
+};
+static const uint8_t lk_dp_level_8x4[3][2][64] __attribute__((aligned(64))) = {
+    {
+        {0, 1, 2, 3, 32, 33, 34, 35, 64, 65, 66, 67, 96, 97, 98, 99, 4, 5, 6, 7, 36, 37, 38, 39,
+         68, 69, 70, 71, 100, 101, 102, 103, 8, 9, 10, 11, 40, 41, 42, 43, 72, 73, 74, 75, 104,
+         105, 106, 107, 12, 13, 14, 15, 44, 45, 46, 47, 76, 77, 78, 79, 108, 109, 110, 111},
+        {16, 17, 18, 19, 48, 49, 50, 51, 80, 81, 82, 83, 112, 113, 114, 115, 20, 21, 22, 23, 52,
+         53, 54, 55, 84, 85, 86, 87, 116, 117, 118, 119, 24, 25, 26, 27, 56, 57, 58, 59, 88, 89,
+         90, 91, 120, 121, 122, 123, 28, 29, 30, 31, 60, 61, 62, 63, 92, 93, 94, 95, 124, 125,
+         126, 127},
+    },
+    {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 64, 65, 66, 67, 68, 69, 70, 71,
+         72, 73, 74, 75, 76, 77, 78, 79, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+         30, 31, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95},
+        {32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 96, 97, 98, 99, 100,
+         101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 48, 49, 50, 51, 52, 53, 54, 55,
+         56, 57, 58, 59, 60, 61, 62, 63, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122,
+         123, 124, 125, 126, 127},
+    },
+    {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+         24, 25, 26, 27, 28, 29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77,
+         78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95},
+        {32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53,
+         54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105,
+         106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122,
+         123, 124, 125, 126, 127},
+    },
 };
 
-__attribute__((target("avx2,avx512f"))) static ptrdiff_t lk_deinterleave8_f32_avx512(
-    char *restrict out, ptrdiff_t orow, const char *restrict in, ptrdiff_t m, int k) {
-    if (m < 16) return 0;
-    __m512i idx[3][2];
-    for (int l = 0; l < 3; l++)
-        for (int h = 0; h < 2; h++) idx[l][h] = _mm512_load_si512((const void *)lk_di8f_level[l][h]);
-    const ptrdiff_t ob = orow * 4;
-    for (ptrdiff_t i = 0;; i += 16) {
-        if (i + 16 > m) i = m - 16;
-        const char *p = in + 32 * i;
-        __m512i r[8], t[4][2], u[2][2][2];
-        for (int q = 0; q < 8; q++) r[q] = _mm512_loadu_si512(p + 64 * q);
-        for (int a = 0; a < 4; a++)
-            for (int h = 0; h < 2; h++)
-                t[a][h] = _mm512_permutex2var_epi32(r[2 * a], idx[0][h], r[2 * a + 1]);
-        for (int b = 0; b < 2; b++)
-            for (int h = 0; h < 2; h++)
-                for (int g = 0; g < 2; g++)
-                    u[b][h][g] = _mm512_permutex2var_epi32(t[2 * b][h], idx[1][g], t[2 * b + 1][h]);
-        for (int h = 0; h < 2; h++)
-            for (int g = 0; g < 2; g++)
-                for (int e = 0; e < 2; e++) {
-                    const int c = 4 * h + 2 * g + e;
-                    if (c < k)
-                        _mm512_storeu_si512(out + c * ob + 4 * i,
-                                            _mm512_permutex2var_epi32(u[0][h][g], idx[2][e], u[1][h][g]));
-                }
-        if (i + 16 == m) break;
+LK_VBMI __attribute__((always_inline)) static inline ptrdiff_t lk_depixels8(
+    const int ES, const uint8_t (*level)[2][64], char *restrict out, ptrdiff_t orow,
+    const char *restrict in, ptrdiff_t m, int k) {
+    enum { K = 8, L = 3 };
+    const ptrdiff_t step = 64 / ES, ob = orow * ES;
+    if (m < step) return 0;
+    __m512i idx[L][2];
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < 2; h++) idx[l][h] = _mm512_load_si512((const void *)level[l][h]);
+    for (ptrdiff_t i = 0;; i += step) {
+        if (i + step > m) i = m - step;
+        const char *p = in + i * K * ES;
+        __m512i r[K], n[K];
+        for (int q = 0; q < K; q++) r[q] = _mm512_loadu_si512(p + 64 * q);
+        for (int l = 0; l < L; l++) {
+            for (int a = 0; a < K / 2; a++)
+                for (int h = 0; h < 2; h++)
+                    n[h * K / 2 + a] = _mm512_permutex2var_epi8(r[2 * a], idx[l][h], r[2 * a + 1]);
+            for (int q = 0; q < K; q++) r[q] = n[q];
+        }
+        for (int q = 0; q < K; q++) {
+            const int c = (q & 1) << 2 | (q & 2) | (q & 4) >> 2;
+            if (c < k) _mm512_storeu_si512(out + c * ob + i * ES, r[q]);
+        }
+        if (i + step == m) break;
     }
     return m;
+}
+LK_VBMI static ptrdiff_t lk_depixels8x2(char *restrict out, ptrdiff_t orow, const char *restrict in,
+                                        ptrdiff_t m, int k) {
+    return lk_depixels8(2, lk_dp_level_8x2, out, orow, in, m, k);
+}
+LK_VBMI static ptrdiff_t lk_depixels8x4(char *restrict out, ptrdiff_t orow, const char *restrict in,
+                                        ptrdiff_t m, int k) {
+    return lk_depixels8(4, lk_dp_level_8x4, out, orow, in, m, k);
 }
 #endif
 
@@ -3702,7 +3761,9 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
             return lk_deinterleave4_avx2((char *)out, orow, (const char *)in, m, k, es);
 #ifdef LK_HAVE_VBMI_TILES
         if (istride == 8 && k <= 8 && es == 4 && !lk_is_amd() && lk_vbmi())
-            return lk_deinterleave8_f32_avx512((char *)out, orow, (const char *)in, m, k);
+            return lk_depixels8x4((char *)out, orow, (const char *)in, m, k);
+        if (istride == 8 && k <= 8 && es == 2 && m >= 64 && !lk_is_amd() && lk_vbmi())
+            return lk_depixels8x2((char *)out, orow, (const char *)in, m, k);
 #endif
         if (istride == 8 && k <= 8 && (es == 1 || es == 2))
             return lk_deinterleave8_avx2((char *)out, orow, (const char *)in, m, k, es);
