@@ -278,6 +278,62 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
     return i;
 }
 
+#ifdef LK_HAVE_VBMI_TILES
+/* lk_quantize_f32_avx2 with 512-bit registers, 64 elements a step, the same
+ * arithmetic: x * (1/scale), near-tie steps redone by division (unless the
+ * scale is a power of two), steps with a marked conversion redone clamped,
+ * packs to int16 with the zero point added there, packs to 8 bits, and a
+ * dword permute undoing the packs' per-128-bit order. Intel with AVX-512
+ * (unmeasured on AMD): a float32 -> int8 pack of 1x3x224x224 to 8x256x14x14
+ * took 0.65-0.74x the time of the AVX2 loop, and the quantize-first path of
+ * NCHW float32 -> HCWNC4 / HCWNC8 int8 of 1x2048x7x7 0.84-0.9x. Returns the
+ * elements done (a multiple of 64). */
+__attribute__((target("avx2,avx512f,avx512bw"))) static ptrdiff_t lk_quantize_f32_avx512(
+    void *restrict dst, const float *restrict src, ptrdiff_t n, int is_signed, float scale,
+    float zp) {
+    int exact;
+    if (!lk_quant_scale_ok(scale, &exact)) return 0;
+    const __m512 vinv = _mm512_set1_ps(1.0f / scale), vscale = _mm512_set1_ps(scale);
+    const __m512 tie = _mm512_set1_ps(0.5f - 1.0f / 4096), cap = _mm512_set1_ps(1073741824.0f);
+    const __m512i vzp = _mm512_set1_epi16((short)zp), imin = _mm512_set1_epi32(INT32_MIN);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const int has_zp = zp != 0.0f;
+    ptrdiff_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512 v[4];
+        __mmask16 near = 0, odd = 0;
+        __m512i q[4];
+        for (int j = 0; j < 4; j++) v[j] = _mm512_mul_ps(_mm512_loadu_ps(src + i + 16 * j), vinv);
+        if (!exact) {
+            for (int j = 0; j < 4; j++) {
+                const __m512 r = _mm512_roundscale_ps(v[j], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                near |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(v[j], r)), tie, _CMP_GE_OQ);
+            }
+            if (near)
+                for (int j = 0; j < 4; j++) v[j] = _mm512_div_ps(_mm512_loadu_ps(src + i + 16 * j), vscale);
+        }
+        for (int j = 0; j < 4; j++) {
+            q[j] = _mm512_cvtps_epi32(v[j]);
+            odd |= _mm512_cmpeq_epi32_mask(q[j], imin);
+        }
+        if (odd)
+            for (int j = 0; j < 4; j++) {
+                /* NaN -> 0, no positive overflow; below -2^31: INT_MIN. */
+                const __m512 c = _mm512_min_ps(_mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v[j], v[j], _CMP_ORD_Q), v[j]), cap);
+                q[j] = _mm512_cvtps_epi32(c);
+            }
+        __m512i w01 = _mm512_packs_epi32(q[0], q[1]), w23 = _mm512_packs_epi32(q[2], q[3]);
+        if (has_zp) {
+            w01 = _mm512_adds_epi16(w01, vzp);
+            w23 = _mm512_adds_epi16(w23, vzp);
+        }
+        const __m512i b = is_signed ? _mm512_packs_epi16(w01, w23) : _mm512_packus_epi16(w01, w23);
+        _mm512_storeu_si512((char *)dst + i, _mm512_permutexvar_epi32(order, b));
+    }
+    return i;
+}
+#endif
+
 /*
  * Quantize and interleave in one pass: float32 lanes (channel planes) into rows
  * of k one-byte slots, k = 4, 8 or 16 (NCHW4c, HCWN4c/8c/16c of int8/uint8):
@@ -721,6 +777,15 @@ static inline ptrdiff_t lk_quantize_interleave_boxes(char *restrict dst, ptrdiff
 static inline int lk_cast(void *restrict dst, const void *restrict src, ptrdiff_t n, ptrdiff_t s,
                           int st, int dt, float scale, float zp) {
 #ifdef LK_HAVE_X86_CLONES
+#ifdef LK_HAVE_VBMI_TILES
+    if (st == LK_T_F32 && (dt == LK_T_I8 || dt == LK_T_U8) && s == 4 && n >= 64 && !lk_is_amd() &&
+        lk_vbmi()) {
+        ptrdiff_t done = lk_quantize_f32_avx512(dst, (const float *)src, n, dt == LK_T_I8, scale, zp);
+        dst = (char *)dst + done;
+        src = (const char *)src + 4 * done;
+        n -= done;
+    }
+#endif
     if (lk_avx2() && st == LK_T_F32 && (dt == LK_T_I8 || dt == LK_T_U8) && s == 4 && n >= 32) {
         ptrdiff_t done = lk_quantize_f32_avx2(dst, (const float *)src, n, dt == LK_T_I8, scale, zp);
         dst = (char *)dst + done;
