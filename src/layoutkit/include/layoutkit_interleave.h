@@ -1849,6 +1849,17 @@ static const uint64_t lk_il3_vbmi_lane2[2][3] = {
     {0x0c30c30c30c30c30ULL, 0x30c30c30c30c30c3ULL, 0xc30c30c30c30c30cULL},
 };
 
+/* The first pixel of 3 es-byte elements from out whose row starts on a
+ * line (rows of 3 es bytes reach every multiple of es), or 0 where none
+ * does: the 3-lane interleaves store line-aligned from there on. */
+static inline ptrdiff_t lk_first_pixel3_on_line(const char *out, int es) {
+    const ptrdiff_t to_line = (ptrdiff_t)(-(uintptr_t)out & 63), row = 3 * (ptrdiff_t)es;
+    ptrdiff_t i = 0;
+    if (to_line % es == 0)
+        while ((to_line - i * row) % 64 != 0) i++;
+    return i;
+}
+
 LK_VBMI static ptrdiff_t lk_interleave3_vbmi(char *restrict out, const void *const *lanes,
                                              ptrdiff_t m, int es) {
     const int e = es == 1 ? 0 : 1;
@@ -1871,11 +1882,7 @@ LK_VBMI static ptrdiff_t lk_interleave3_vbmi(char *restrict out, const void *con
                                 _mm512_mask_permutexvar_epi8(                    \
                                     _mm512_permutex2var_epi8(va, idx[j], vb), lane2[j], idx[j], vc)); \
     }
-    /* The first row on a line: rows of 3 es bytes reach every multiple of es. */
-    ptrdiff_t i = 0;
-    const ptrdiff_t to_line = (ptrdiff_t)(-(uintptr_t)out & 63);
-    if (to_line % es == 0)
-        while ((to_line - i * row) % 64 != 0) i++;
+    ptrdiff_t i = lk_first_pixel3_on_line(out, es);
     if (i > 0) LK_IL3V_STEP(0)
     for (; i + step <= m; i += step) LK_IL3V_STEP(i)
     if (i < m) LK_IL3V_STEP(m - step)
@@ -1920,11 +1927,7 @@ __attribute__((target("avx2,avx512f"))) static ptrdiff_t lk_interleave3_f32_avx5
         _mm512_storeu_si512(o_ + 128,                                                         \
                             _mm512_mask_blend_epi32(c2, _mm512_mask_blend_epi32(b2, ta, tb), tc)); \
     }
-    /* The first pixel whose row starts a line, as in lk_interleave3_vbmi. */
-    ptrdiff_t i = 0;
-    const ptrdiff_t to_line = (ptrdiff_t)(-(uintptr_t)out & 63);
-    if (to_line % 4 == 0)
-        while ((to_line - i * 12) % 64 != 0) i++;
+    ptrdiff_t i = lk_first_pixel3_on_line(out, 4);
     if (i > 0) LK_IL3F_STEP(0)
     for (; i + 16 <= m; i += 16) LK_IL3F_STEP(i)
     if (i < m) LK_IL3F_STEP(m - 16)
