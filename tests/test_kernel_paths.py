@@ -1993,3 +1993,47 @@ def test_unpacking_dense_pixels_into_planes(tag, dtype, shape):
     out = np.empty_like(x)
     out.view(np.uint8).fill(0xA5)
     assert layout.unpack(packed, shape, out=out).tobytes() == x.tobytes()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("w", [1, 2, 3, 7, 8, 9, 14, 16, 17, 28, 33, 64, 65])
+@pytest.mark.parametrize(
+    ("tag", "c"),
+    [("HCWN4c", 4), ("HCWN4c", 12), ("HCWN4c", 40), ("HCWN8c", 8), ("HCWN8c", 24), ("HCWN16c", 32)],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rows_of_channel_blocks_of_one_image(tag, c, w, dtype, threads):
+    """NCHW -> HCWNCx of one image (lk_lane_rows): eight channels' pieces of a
+    row a step, pieces of up to 16 bytes read 16 at a time (the source ends at
+    an inaccessible page, so the last ones must not), longer ones in 16-byte
+    steps with an overlapping last step, a lone last block of 4, rows split
+    between threads. Nothing outside the output is written."""
+    shape = (1, c, 7, w)
+    layout = lk.Layout(tag, dims="NCHW")
+    x = _data(shape, dtype, seed=c + w)
+    want = ref_pack(x, tag, dims="NCHW")
+    # Guarded, the last groups go through the scalar loop; in the middle of
+    # a larger buffer they do not.
+    for src in (_guarded_copy(x), _data((2, c, 7, w), dtype, seed=c + w)[:1]):
+        src[...] = x
+        for offset in (0, 24):
+            raw, start, out = _output_at(want.shape, dtype, offset)
+            assert layout.pack(src, out=out, threads=threads).tobytes() == want.tobytes()
+            assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("how", ["every_other_channel", "reversed_channels", "row_slice"])
+def test_rows_of_channel_blocks_of_strided_planes(dtype, how):
+    """HCWN4c / HCWN8c of a strided view: channels further apart than a plane,
+    in reverse (the kernel takes positive strides only), or rows wider than W."""
+    full = _data((1, 48, 9, 13), dtype, seed=3)
+    x = {
+        "every_other_channel": full[:, ::2],
+        "reversed_channels": full[:, ::-1],
+        "row_slice": full[:, :, :, 2:9],
+    }[how]
+    for tag in ("HCWN4c", "HCWN8c"):
+        want = ref_pack(np.ascontiguousarray(x), tag, dims="NCHW")
+        assert lk.Layout(tag, dims="NCHW").pack(x).tobytes() == want.tobytes()

@@ -340,6 +340,8 @@ static int lk_interleave_zip(void *restrict out, const void *const *lanes, ptrdi
                              int es);
 /* Lanes of at most this many bytes go to lk_interleave_zipn. */
 #define LK_ZIPN_MAX_BYTES 256
+/* The longest row piece (W es bytes) lk_lane_rows takes. */
+#define LK_LANE_ROWS_MAX 256
 static int lk_interleave_zipn(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
                               int es, int lane_box);
 
@@ -1557,7 +1559,152 @@ static inline int lk_lanetiles_boxes(char *o, ptrdiff_t dstep, const void *const
     lk_lanetiles_boxes_at(o, dstep, (const char *)lanes[0] + off, sl, sstep, nbox, m, k, es);
     return 1;
 }
+
+/* HCWNCx of one image: rows of K-lane blocks cut out of channel planes,
+ *   out[r dr + u K L + p K es + k es + b] = in[r sr + u su + k sl + p es + b]
+ * for r < R rows, u < U blocks, p < W pixels, k < K lanes (K = 4 or 8),
+ * b < es, L = W es bytes a row piece. Eight channels (two blocks of 4, or
+ * one of 8) a step: 16 bytes of each channel's row, four channels to a
+ * register (one load and three masked broadcasts), then vpermt2b into pixel
+ * order. Pieces of up to 16 bytes are one load per channel, and the eight
+ * channels' output is 8L bytes side by side; such a load also holds the next
+ * row when sr + L <= 16 (7x7 bytes: two rows a load). Longer pieces go 16
+ * bytes at a time, the last step overlapping the one before, each step K x 16
+ * bytes of a block. The staging path this replaces (a block's interleave
+ * into L1, then 7-28 byte row copies) ran at 0.3-0.5x a copy for 7x7 to
+ * 28x28 planes. Loads that could pass the source's last byte (lim) go through
+ * the scalar loop. */
+static void lk_lane_rows_scalar(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
+                                ptrdiff_t su, ptrdiff_t sl, ptrdiff_t r0, ptrdiff_t r1,
+                                ptrdiff_t c0, ptrdiff_t c1, ptrdiff_t W, int K, int es) {
+    for (ptrdiff_t r = r0; r < r1; r++)
+        for (ptrdiff_t c = c0; c < c1; c++) {
+            const char *s = src + r * sr + (c / K) * su + (c % K) * sl;
+            char *o = dst + r * dr + (c / K) * K * W * es + (c % K) * es;
+            for (ptrdiff_t p = 0; p < W; p++) memcpy(o + p * K * es, s + p * es, (size_t)es);
+        }
+}
+
+/* Byte i (< n) of eight channels' output rows of W pixels: its index in two
+ * registers of four channels' 16-byte pieces. Nested counters, no divisions
+ * (divisions here were a fifth of a 1x2048x7x7 call). */
+static void lk_lane_rows_table(uint8_t *t, int n, ptrdiff_t W, int K, int es) {
+    int i = 0;
+    for (int unit = 0; i < n; unit++)
+        for (int p = 0; p < W && i < n; p++)
+            for (int k = 0; k < K && i < n; k++)
+                for (int b = 0; b < es && i < n; b++)
+                    t[i++] = (uint8_t)(16 * (unit * K + k) + p * es + b);
+}
+
+/* A mask of the first n (0-64) bytes of a register. */
+static inline uint64_t lk_low_bytes(int n) { return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1; }
+
+LK_VBMI __attribute__((always_inline)) static inline void lk_lane_rows_k(
+    const int K, char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr, ptrdiff_t su,
+    ptrdiff_t sl, ptrdiff_t R, ptrdiff_t U, ptrdiff_t W, int es, ptrdiff_t cblock) {
+    const ptrdiff_t L = W * es, C = U * K;
+    uint8_t tab[128] __attribute__((aligned(64)));
+    if (L <= 16) {
+        /* Eight channels a step, the second four s4 after the first. */
+        const ptrdiff_t s4 = K == 8 ? 4 * sl : su, gstep = K == 8 ? su : 2 * su;
+        const char *lim = src + (R - 1) * sr + (U - 1) * su + (K - 1) * sl + L;
+        const int n = (int)(8 * L);
+        lk_lane_rows_table(tab, 128, W, K, es);
+        const __m512i t0 = _mm512_load_si512(tab), t1 = _mm512_load_si512(tab + 64);
+        const __mmask64 m0 = lk_low_bytes(n), m1 = n > 64 ? lk_low_bytes(n - 64) : 0;
+        const __mmask64 mh = lk_low_bytes((int)(4 * L)); /* a last lone block of 4 */
+        for (ptrdiff_t cb = 0; cb < C; cb += cblock) {
+            const ptrdiff_t ce = cb + cblock < C ? cb + cblock : C, ng = (ce - cb) / 8;
+            for (ptrdiff_t r = 0; r < R; r++) {
+                char *o = dst + r * dr + cb * L;
+                const char *s = src + (cb / K) * su + r * sr;
+                /* The groups whose 16-byte loads stay below lim; the rest go scalar. */
+                const ptrdiff_t room = (lim - s) - 16 - s4 - 3 * sl;
+                ptrdiff_t g = 0, safe = room < 0 ? 0 : room / gstep + 1;
+                if (safe > ng) safe = ng;
+                if (n > 64) {
+                    for (; g < safe; g++, s += gstep, o += n) {
+                        const __m512i a = lk_lt_load4(s, sl), b = lk_lt_load4(s + s4, sl);
+                        _mm512_storeu_si512(o, _mm512_permutex2var_epi8(a, t0, b));
+                        _mm512_mask_storeu_epi8(o + 64, m1, _mm512_permutex2var_epi8(a, t1, b));
+                    }
+                } else {
+                    for (; g < safe; g++, s += gstep, o += n) {
+                        const __m512i a = lk_lt_load4(s, sl), b = lk_lt_load4(s + s4, sl);
+                        _mm512_mask_storeu_epi8(o, m0, _mm512_permutex2var_epi8(a, t0, b));
+                    }
+                }
+                const ptrdiff_t c = cb + 8 * g;
+                if (c < ce && (g < ng || s + 3 * sl + 16 > lim)) {
+                    lk_lane_rows_scalar(dst, dr, src, sr, su, sl, r, r + 1, c, ce, W, K, es);
+                } else if (c < ce) { /* K = 4 and an odd number of blocks: the last one */
+                    _mm512_mask_storeu_epi8(o, mh, _mm512_permutexvar_epi8(t0, lk_lt_load4(s, sl)));
+                }
+            }
+        }
+        return;
+    }
+    /* Longer pieces: a block's K x 16 bytes a step (the table of 16-byte pieces). */
+    lk_lane_rows_table(tab, K * 16, 16 / es, K, es);
+    const __m512i t0 = _mm512_load_si512(tab), t1 = _mm512_load_si512(tab + 64);
+    for (ptrdiff_t cb = 0; cb < C; cb += cblock) {
+        const ptrdiff_t ce = cb + cblock < C ? cb + cblock : C;
+        for (ptrdiff_t r = 0; r < R; r++) {
+            const char *s = src + (cb / K) * su + r * sr;
+            char *o = dst + r * dr + cb * L;
+            for (ptrdiff_t c = cb; c < ce; c += K, s += su, o += K * L)
+                for (ptrdiff_t q = 0;; q += 16) {
+                    if (q + 16 > L) q = L - 16;
+                    if (K == 4) {
+                        const __m512i a = lk_lt_load4(s + q, sl);
+                        _mm512_storeu_si512(o + 4 * q, _mm512_permutexvar_epi8(t0, a));
+                    } else {
+                        const __m512i a = lk_lt_load4(s + q, sl);
+                        const __m512i b = lk_lt_load4(s + 4 * sl + q, sl);
+                        _mm512_storeu_si512(o + 8 * q, _mm512_permutex2var_epi8(a, t0, b));
+                        _mm512_storeu_si512(o + 8 * q + 64, _mm512_permutex2var_epi8(a, t1, b));
+                    }
+                    if (q + 16 == L) break;
+                }
+        }
+    }
+}
+
+LK_VBMI static void lk_lane_rows_vbmi(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
+                                      ptrdiff_t su, ptrdiff_t sl, ptrdiff_t R, ptrdiff_t U,
+                                      ptrdiff_t W, int K, int es, ptrdiff_t cblock) {
+    if (K == 4)
+        lk_lane_rows_k(4, dst, dr, src, sr, su, sl, R, U, W, es, cblock);
+    else
+        lk_lane_rows_k(8, dst, dr, src, sr, su, sl, R, U, W, es, cblock);
+}
 #endif
+
+/* lk_lane_rows_vbmi where it applies (Intel with AVX-512 VBMI, unmeasured on
+ * AMD; positive strides; rows of at most 64 bytes): 1 if done, 0 (nothing
+ * written) if not. */
+static inline int lk_lane_rows(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
+                               ptrdiff_t su, ptrdiff_t sl, ptrdiff_t R, ptrdiff_t U, ptrdiff_t W,
+                               int K, int es) {
+#ifdef LK_HAVE_VBMI_TILES
+    if ((K != 4 && K != 8) || (es != 1 && es != 2 && es != 4) || R < 1 || U < 1 || W < 1 ||
+        W * es > LK_LANE_ROWS_MAX || sr <= 0 || su <= 0 || sl <= 0 || lk_is_amd() || !lk_vbmi())
+        return 0;
+    /* Channels a block: about 16 KiB of the source, so that its rows stay in
+     * L1 while each row of the output is written, but at least 2 KiB of each
+     * output row. */
+    ptrdiff_t cblock = (ptrdiff_t)16384 / (R * sr);
+    if (cblock < 2048 / (W * es)) cblock = 2048 / (W * es);
+    cblock = (cblock + 7) & ~(ptrdiff_t)7;
+    lk_lane_rows_vbmi(dst, dr, src, sr, su, sl, R, U, W, K, es, cblock);
+    return 1;
+#else
+    (void)dst; (void)dr; (void)src; (void)sr; (void)su; (void)sl; (void)R; (void)U; (void)W;
+    (void)K; (void)es;
+    return 0;
+#endif
+}
 
 /* Whether lk_interleave_zipn takes k lanes of m es-byte elements: Intel CPUs
  * with AVX-512 VBMI (unmeasured on AMD), where it measured faster. 4 lanes of
