@@ -2000,7 +2000,15 @@ def test_unpacking_dense_pixels_into_planes(tag, dtype, shape):
 @pytest.mark.parametrize("w", [1, 2, 3, 7, 8, 9, 14, 16, 17, 28, 33, 64, 65])
 @pytest.mark.parametrize(
     ("tag", "c"),
-    [("HCWN4c", 4), ("HCWN4c", 12), ("HCWN4c", 40), ("HCWN8c", 8), ("HCWN8c", 24), ("HCWN16c", 32)],
+    [
+        ("HCWN4c", 4),
+        ("HCWN4c", 12),
+        ("HCWN4c", 40),
+        ("HCWN8c", 8),
+        ("HCWN8c", 24),
+        ("HCWN16c", 32),
+        ("HCWN16c", 48),
+    ],
 )
 @pytest.mark.parametrize("threads", [1, 2])
 def test_rows_of_channel_blocks_of_one_image(tag, c, w, dtype, threads):

@@ -340,7 +340,10 @@ static int lk_interleave_zip(void *restrict out, const void *const *lanes, ptrdi
                              int es);
 /* Lanes of at most this many bytes go to lk_interleave_zipn. */
 #define LK_ZIPN_MAX_BYTES 256
-/* The longest row piece (W es bytes) lk_lane_rows takes. */
+/* The longest row piece (W es bytes) lk_lane_rows takes: blocks of 4 and 8
+ * channels of 56x56 float32 planes (224 bytes) measured as fast as the
+ * staging path, 112x112 (448) no faster; blocks of 16 of 112 bytes took
+ * 0.95-1.15x its time, so 64 bytes there. */
 #define LK_LANE_ROWS_MAX 256
 static int lk_interleave_zipn(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
                               int es, int lane_box);
@@ -1562,18 +1565,23 @@ static inline int lk_lanetiles_boxes(char *o, ptrdiff_t dstep, const void *const
 
 /* HCWNCx of one image: rows of K-lane blocks cut out of channel planes,
  *   out[r dr + u K L + p K es + k es + b] = in[r sr + u su + k sl + p es + b]
- * for r < R rows, u < U blocks, p < W pixels, k < K lanes (K = 4 or 8),
+ * for r < R rows, u < U blocks, p < W pixels, k < K lanes (K = 4, 8, 16),
  * b < es, L = W es bytes a row piece. Eight channels (two blocks of 4, or
  * one of 8) a step: 16 bytes of each channel's row, four channels to a
  * register (one load and three masked broadcasts), then vpermt2b into pixel
  * order. Pieces of up to 16 bytes are one load per channel, and the eight
- * channels' output is 8L bytes side by side; such a load also holds the next
- * row when sr + L <= 16 (7x7 bytes: two rows a load). Longer pieces go 16
- * bytes at a time, the last step overlapping the one before, each step K x 16
- * bytes of a block. The staging path this replaces (a block's interleave
- * into L1, then 7-28 byte row copies) ran at 0.3-0.5x a copy for 7x7 to
- * 28x28 planes. Loads that could pass the source's last byte (lim) go through
- * the scalar loop. */
+ * channels' output is 8L bytes side by side. Longer pieces go 16 bytes at a
+ * time, the last step overlapping the one before, each step K x 16 bytes of
+ * a block. Blocks of 16 take 16 channels a step. The output is written a row
+ * of a block of channels at a time (about 16 KiB of source, at least 2 KiB
+ * of each row). The staging path this replaces (a block's interleave into
+ * L1, then 7-28 byte row copies) took 1.2-2.4x the time for 7x7 to 112x112
+ * planes. Loads that could pass the source's last byte (lim) go through the
+ * scalar loop. Tried: two rows a load where sr + L <= 16 (7x7 bytes), 1.3x
+ * the time, its stores alternating between two rows; gathering the eight
+ * pieces with vpgatherqq took 0.9x the time for 7x7 bytes, not kept:
+ * gathers are several times slower under the Downfall microcode fix of
+ * older Intel CPUs. */
 static void lk_lane_rows_scalar(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
                                 ptrdiff_t su, ptrdiff_t sl, ptrdiff_t r0, ptrdiff_t r1,
                                 ptrdiff_t c0, ptrdiff_t c1, ptrdiff_t W, int K, int es) {
@@ -1671,25 +1679,95 @@ LK_VBMI __attribute__((always_inline)) static inline void lk_lane_rows_k(
     }
 }
 
+/* Blocks of 16 channels: four registers of four channels' pieces, and each
+ * 64 output bytes a blend of two vpermt2b, channels 0-7 from the first pair
+ * and 8-15 from the second (t: the index in its pair; mask: the second). */
+static void lk_lane_rows_table16(uint8_t *t, uint64_t *mask, int n, ptrdiff_t W, int es) {
+    int i = 0;
+    for (int j = 0; j < 4; j++) mask[j] = 0;
+    for (int p = 0; p < W && i < n; p++)
+        for (int k = 0; k < 16 && i < n; k++)
+            for (int b = 0; b < es && i < n; b++, i++) {
+                t[i] = (uint8_t)(16 * (k % 8) + p * es + b);
+                mask[i / 64] |= (uint64_t)(k >= 8) << (i % 64);
+            }
+}
+
+LK_VBMI __attribute__((always_inline)) static inline void lk_lane_rows_16_step(
+    char *o, const char *s, ptrdiff_t sl, const __m512i *t, const uint64_t *mask, int nout,
+    __mmask64 mlast) {
+    const __m512i a = lk_lt_load4(s, sl), b = lk_lt_load4(s + 4 * sl, sl);
+    const __m512i c = lk_lt_load4(s + 8 * sl, sl), d = lk_lt_load4(s + 12 * sl, sl);
+    for (int j = 0; j < nout; j++) {
+        const __m512i v = _mm512_mask_blend_epi8(mask[j], _mm512_permutex2var_epi8(a, t[j], b),
+                                                 _mm512_permutex2var_epi8(c, t[j], d));
+        if (j + 1 < nout)
+            _mm512_storeu_si512(o + 64 * j, v);
+        else
+            _mm512_mask_storeu_epi8(o + 64 * j, mlast, v);
+    }
+}
+
+LK_VBMI static void lk_lane_rows_16(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
+                                    ptrdiff_t su, ptrdiff_t sl, ptrdiff_t R, ptrdiff_t U,
+                                    ptrdiff_t W, int es, ptrdiff_t cblock) {
+    const ptrdiff_t L = W * es;
+    const ptrdiff_t P = L <= 16 ? L : 16;  /* the piece a step */
+    uint8_t tab[256] __attribute__((aligned(64)));
+    uint64_t mask[4];
+    const int n = (int)(16 * P), nout = (n + 63) / 64;
+    lk_lane_rows_table16(tab, mask, n, P / es, es);
+    __m512i t[4];
+    for (int j = 0; j < 4; j++) t[j] = _mm512_load_si512(tab + 64 * j);
+    const __mmask64 mlast = lk_low_bytes(n - 64 * (nout - 1));
+    const char *lim = src + (R - 1) * sr + (U - 1) * su + 15 * sl + L;
+    const ptrdiff_t ublock = cblock / 16 > 0 ? cblock / 16 : 1;
+    for (ptrdiff_t ub = 0; ub < U; ub += ublock) {
+        const ptrdiff_t ue = ub + ublock < U ? ub + ublock : U;
+        for (ptrdiff_t r = 0; r < R; r++) {
+            const char *s = src + ub * su + r * sr;
+            char *o = dst + r * dr + ub * 16 * L;
+            for (ptrdiff_t u = ub; u < ue; u++, s += su, o += 16 * L) {
+                if (L <= 16) {
+                    if (s + 15 * sl + 16 > lim) { /* the loads would pass the source's end */
+                        lk_lane_rows_scalar(dst, dr, src, sr, su, sl, r, r + 1, 16 * u, 16 * ue,
+                                            W, 16, es);
+                        break;
+                    }
+                    lk_lane_rows_16_step(o, s, sl, t, mask, nout, mlast);
+                    continue;
+                }
+                for (ptrdiff_t q = 0;; q += 16) {
+                    if (q + 16 > L) q = L - 16;
+                    lk_lane_rows_16_step(o + 16 * q, s + q, sl, t, mask, 4, ~(__mmask64)0);
+                    if (q + 16 == L) break;
+                }
+            }
+        }
+    }
+}
+
 LK_VBMI static void lk_lane_rows_vbmi(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
                                       ptrdiff_t su, ptrdiff_t sl, ptrdiff_t R, ptrdiff_t U,
                                       ptrdiff_t W, int K, int es, ptrdiff_t cblock) {
     if (K == 4)
         lk_lane_rows_k(4, dst, dr, src, sr, su, sl, R, U, W, es, cblock);
-    else
+    else if (K == 8)
         lk_lane_rows_k(8, dst, dr, src, sr, su, sl, R, U, W, es, cblock);
+    else
+        lk_lane_rows_16(dst, dr, src, sr, su, sl, R, U, W, es, cblock);
 }
 #endif
 
 /* lk_lane_rows_vbmi where it applies (Intel with AVX-512 VBMI, unmeasured on
- * AMD; positive strides; rows of at most 64 bytes): 1 if done, 0 (nothing
- * written) if not. */
+ * AMD; positive strides; pieces of at most LK_LANE_ROWS_MAX bytes): 1 if
+ * done, 0 (nothing written) if not. */
 static inline int lk_lane_rows(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
                                ptrdiff_t su, ptrdiff_t sl, ptrdiff_t R, ptrdiff_t U, ptrdiff_t W,
                                int K, int es) {
 #ifdef LK_HAVE_VBMI_TILES
-    if ((K != 4 && K != 8) || (es != 1 && es != 2 && es != 4) || R < 1 || U < 1 || W < 1 ||
-        W * es > LK_LANE_ROWS_MAX || sr <= 0 || su <= 0 || sl <= 0 || lk_is_amd() || !lk_vbmi())
+    if ((K != 4 && K != 8 && K != 16) || (es != 1 && es != 2 && es != 4) || R < 1 || U < 1 || W < 1 ||
+        W * es > (K == 16 ? 64 : LK_LANE_ROWS_MAX) || sr <= 0 || su <= 0 || sl <= 0 || lk_is_amd() || !lk_vbmi())
         return 0;
     /* Channels a block: about 16 KiB of the source, so that its rows stay in
      * L1 while each row of the output is written, but at least 2 KiB of each
