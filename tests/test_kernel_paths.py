@@ -2029,19 +2029,34 @@ def test_rows_of_channel_blocks_of_one_image(tag, c, w, dtype, threads):
             raw, start, out = _output_at(want.shape, dtype, offset)
             assert layout.pack(src, out=out, threads=threads).tobytes() == want.tobytes()
             assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+    # And back (lk_lane_rows_unpack): whole 64-byte loads of the packed rows
+    # where they fit, masked ones at the end, the output checked likewise.
+    packed = _guarded_copy(want)
+    for offset in (0, 40):
+        raw, start, back = _output_at(shape, dtype, offset)
+        assert layout.unpack(packed, shape, out=back, threads=threads).tobytes() == x.tobytes()
+        assert not raw[:start].any() and not raw[start + back.nbytes :].any()
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
 @pytest.mark.parametrize("how", ["every_other_channel", "reversed_channels", "row_slice"])
 def test_rows_of_channel_blocks_of_strided_planes(dtype, how):
-    """HCWN4c / HCWN8c of a strided view: channels further apart than a plane,
-    in reverse (the kernel takes positive strides only), or rows wider than W."""
+    """HCWN4c / 8c / 16c of a strided view: channels further apart than a
+    plane, in reverse (the kernels take positive strides only), or rows wider
+    than W; and back from a slice of a wider packed tensor."""
     full = _data((1, 48, 9, 13), dtype, seed=3)
     x = {
         "every_other_channel": full[:, ::2],
         "reversed_channels": full[:, ::-1],
         "row_slice": full[:, :, :, 2:9],
     }[how]
-    for tag in ("HCWN4c", "HCWN8c"):
+    for tag in ("HCWN4c", "HCWN8c", "HCWN16c"):
+        layout = lk.Layout(tag, dims="NCHW")
         want = ref_pack(np.ascontiguousarray(x), tag, dims="NCHW")
-        assert lk.Layout(tag, dims="NCHW").pack(x).tobytes() == want.tobytes()
+        assert layout.pack(x).tobytes() == want.tobytes()
+        # Back from the first blocks of a wider packed tensor (rows of the
+        # packed source further apart than its blocks).
+        wide = ref_pack(_data((1, 96, *x.shape[2:]), dtype, seed=4), tag, dims="NCHW")
+        nblk = want.shape[1]
+        wide[:, :nblk] = want
+        assert layout.unpack(wide[:, :nblk], x.shape).tobytes() == np.ascontiguousarray(x).tobytes()

@@ -185,6 +185,9 @@ cdef extern from "layoutkit_interleave.h" nogil:
     int lk_zipn_applies(Py_ssize_t m, int k, int es, int lane_box)
     int lk_lane_rows(char* dst, Py_ssize_t dr, const char* src, Py_ssize_t sr, Py_ssize_t su,
                      Py_ssize_t sl, Py_ssize_t R, Py_ssize_t U, Py_ssize_t W, int K, int es)
+    int lk_lane_rows_unpack(char* dst, Py_ssize_t du, Py_ssize_t dl, Py_ssize_t dr,
+                            const char* src, Py_ssize_t sr, Py_ssize_t U, Py_ssize_t R,
+                            Py_ssize_t W, int K, int es)
     void lk_interleave_lane_box(void* out, const void* const* lanes, Py_ssize_t m, int k, int es)
     void lk_interleave_zipn_at(void* out, const void* const* lanes, Py_ssize_t off, Py_ssize_t m,
                                int k, int es)
@@ -1831,6 +1834,14 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
             and lk_lane_rows(dst, P.ds[lev], src, P.ss[lev], P.ss[lev + 1], P.ss[lev + 3],
                              ext[lev], ext[lev + 1], ext[lev + 2], <int>ext[lev + 3], <int>es)):
         # HCWNCx of one image: rows of blocks of x channels (lk_lane_rows).
+        return
+    if (nlev - lev == 4 and P.cast_src < 0 and lo == 0 and hi == ext[lev + 3]
+            and P.ss[lev + 1] == es and P.ds[lev + 3] == es and P.ss[lev + 3] == ext[lev + 1] * es
+            and P.ss[lev] == ext[lev + 1] * ext[lev + 3] * es
+            and lk_lane_rows_unpack(dst, P.ds[lev], P.ds[lev + 1], P.ds[lev + 2], src,
+                                    P.ss[lev + 2], ext[lev], ext[lev + 2], ext[lev + 3],
+                                    <int>ext[lev + 1], <int>es)):
+        # ... and back into channel planes.
         return
     if (P.cast_src >= 0 and nlev - lev >= 3 and ext[nlev - 3] >= 8
             and fused_quantize_batch(P, ext)):

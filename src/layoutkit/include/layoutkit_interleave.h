@@ -345,6 +345,11 @@ static int lk_interleave_zip(void *restrict out, const void *const *lanes, ptrdi
  * staging path, 112x112 (448) no faster; blocks of 16 of 112 bytes took
  * 0.95-1.15x its time, so 64 bytes there. */
 #define LK_LANE_ROWS_MAX 256
+/* The same for lk_lane_rows_unpack: blocks of 4 and 8 channels of 112x112
+ * float32 planes (448 bytes) took 0.8x the time of the de-interleave path,
+ * 256x256 (1 KiB) 1.15-1.2x; blocks of 16, 0.3-0.5x for any length. */
+#define LK_LANE_ROWS_UNPACK_MAX 512
+#define LK_LANE_ROWS_UNPACK_MAX16 4096
 static int lk_interleave_zipn(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
                               int es, int lane_box);
 
@@ -1757,6 +1762,127 @@ LK_VBMI static void lk_lane_rows_vbmi(char *dst, ptrdiff_t dr, const char *src, 
     else
         lk_lane_rows_16(dst, dr, src, sr, su, sl, R, U, W, es, cblock);
 }
+
+/* The reverse of lk_lane_rows, HCWNCx of one image into channel planes:
+ *   out[u du + k dl + r dr + p es + b] = in[r sr + u K L + p K es + k es + b].
+ * A step reads eight channels' pieces of a row (sixteen for K = 16), a
+ * row's 8L contiguous bytes or, for pieces over 16 bytes, 16 bytes of each
+ * channel; permutes them into 16-byte slots, four channels to a register;
+ * and stores each slot into its plane with a masked 64-byte store, the mask
+ * selecting the slot (no extracts). The old path (a de-interleave per block
+ * of 7-28 byte rows) ran at 0.24-0.5x a copy for 7x7 to 28x28 planes. */
+static void lk_lane_rows_unpack_table(uint8_t *t, uint64_t *hi, int G, int K, int P, int unit,
+                                      int es) {
+    /* Slot byte 16 s + x of output register j (channel 4 j + s, piece byte
+     * x < P): its index in the step's input, the units' pieces unit bytes
+     * apart; hi marks indexes of the second 128 bytes. */
+    for (int j = 0; j < G / 4; j++) hi[j] = 0;
+    for (int i = 0; i < 16 * G; i++) {
+        const int ch = i / 16, x = i % 16;
+        const int idx = x < P ? (ch / K) * unit + ((x / es) * K + ch % K) * es + x % es : 0;
+        t[i] = (uint8_t)(idx & 127);
+        hi[i / 64] |= (uint64_t)(idx >= 128) << (i % 64);
+    }
+}
+
+/* Slots 0-3 of v (16 bytes each, their first bytes per m) to p, p + dl,
+ * p + 2 dl, p + 3 dl. */
+LK_VBMI __attribute__((always_inline)) static inline void lk_store_slots(char *p, ptrdiff_t dl,
+                                                                         __m512i v, __mmask16 m) {
+    if (m == 0xFFFF) {
+        _mm_storeu_si128((__m128i *)p, _mm512_castsi512_si128(v));
+        _mm_storeu_si128((__m128i *)(p + dl), _mm512_extracti32x4_epi32(v, 1));
+        _mm_storeu_si128((__m128i *)(p + 2 * dl), _mm512_extracti32x4_epi32(v, 2));
+        _mm_storeu_si128((__m128i *)(p + 3 * dl), _mm512_extracti32x4_epi32(v, 3));
+    } else {
+        _mm_mask_storeu_epi8(p, m, _mm512_castsi512_si128(v));
+        _mm_mask_storeu_epi8(p + dl, m, _mm512_extracti32x4_epi32(v, 1));
+        _mm_mask_storeu_epi8(p + 2 * dl, m, _mm512_extracti32x4_epi32(v, 2));
+        _mm_mask_storeu_epi8(p + 3 * dl, m, _mm512_extracti32x4_epi32(v, 3));
+    }
+}
+
+/* One step: the input registers in[] into slots, stored a piece of P bytes
+ * per channel (o: the first channel's plane row; channels 4-7 of two blocks
+ * of 4 at o4). */
+LK_VBMI __attribute__((always_inline)) static inline void lk_unpack_step(
+    const int G, const __m512i *in, const __m512i *t, const uint64_t *hi, char *o, char *o4,
+    ptrdiff_t dl, __mmask16 m, int nreg) {
+    if (G == 8) {
+        lk_store_slots(o, dl, _mm512_permutex2var_epi8(in[0], t[0], in[1]), m);
+        if (nreg > 1) lk_store_slots(o4, dl, _mm512_permutex2var_epi8(in[0], t[1], in[1]), m);
+    } else {
+        for (int j = 0; j < 4; j++)
+            lk_store_slots(o + 4 * j * dl, dl,
+                           _mm512_mask_blend_epi8(hi[j], _mm512_permutex2var_epi8(in[0], t[j], in[1]),
+                                                  _mm512_permutex2var_epi8(in[2], t[j], in[3])),
+                           m);
+    }
+}
+
+LK_VBMI __attribute__((always_inline)) static inline void lk_lane_rows_unpack_k(
+    const int K, char *dst, ptrdiff_t du, ptrdiff_t dl, ptrdiff_t dr, const char *src,
+    ptrdiff_t sr, ptrdiff_t U, ptrdiff_t R, ptrdiff_t W, int es, ptrdiff_t cblock) {
+    const int G = K == 16 ? 16 : 8;
+    const ptrdiff_t L = W * es, C = U * K;
+    const int P = L <= 16 ? (int)L : 16, unit = L <= 16 ? (int)(K * L) : 16 * K;
+    uint8_t tab[256] __attribute__((aligned(64)));
+    uint64_t hi[4];
+    lk_lane_rows_unpack_table(tab, hi, G, K, P, unit, es);
+    __m512i t[4];
+    for (int j = 0; j < G / 4; j++) t[j] = _mm512_load_si512(tab + 64 * j);
+    const __mmask16 mp = (__mmask16)lk_low_bytes(P);
+    /* Pieces of up to 16 bytes: a step's G L input bytes, loaded with masks
+     * (none past them); a last lone block of 4 reads 4 L. */
+    __mmask64 ml[4], mh[4];
+    for (int i = 0; i < 4; i++) {
+        const ptrdiff_t n = G * L - 64 * i, nh = 4 * L - 64 * i;
+        ml[i] = n <= 0 ? 0 : lk_low_bytes(n > 64 ? 64 : (int)n);
+        mh[i] = nh <= 0 ? 0 : lk_low_bytes(nh > 64 ? 64 : (int)nh);
+    }
+    const ptrdiff_t o4 = K == 4 ? du : 4 * dl;  /* channel 4 of a step from channel 0 */
+    __m512i in[4];
+    for (ptrdiff_t cb = 0; cb < C; cb += cblock) {
+        const ptrdiff_t ce = cb + cblock < C ? cb + cblock : C;
+        for (ptrdiff_t r = 0; r < R; r++) {
+            const char *s = src + r * sr + cb * L;
+            char *o = dst + (cb / K) * du + r * dr;
+            for (ptrdiff_t c = cb; c < ce; c += G, s += G * L, o += (G / K) * du) {
+                const int nreg = K == 4 && ce - c < 8 ? 1 : G / 4;
+                if (L <= 16) {
+                    const __mmask64 *mm = nreg == 1 ? mh : ml;
+                    for (int i = 0; i < G / 4 && i < 2 + (G == 16) * 2; i++)
+                        in[i] = _mm512_maskz_loadu_epi8(mm[i], s + 64 * i);
+                    lk_unpack_step(G, in, t, hi, o, o + o4, dl, mp, nreg);
+                    continue;
+                }
+                for (ptrdiff_t q = 0;; q += 16) {
+                    if (q + 16 > L) q = L - 16;
+                    if (K == 4) {
+                        in[0] = _mm512_loadu_si512(s + 4 * q);
+                        in[1] = nreg > 1 ? _mm512_loadu_si512(s + 4 * L + 4 * q) : in[0];
+                    } else {
+                        for (int i = 0; i < K / 4; i++) in[i] = _mm512_loadu_si512(s + K * q + 64 * i);
+                    }
+                    lk_unpack_step(G, in, t, hi, o + q, o + o4 + q, dl, 0xFFFF, nreg);
+                    if (q + 16 == L) break;
+                }
+            }
+        }
+    }
+}
+
+LK_VBMI static void lk_lane_rows_unpack_vbmi(char *dst, ptrdiff_t du, ptrdiff_t dl, ptrdiff_t dr,
+                                             const char *src, ptrdiff_t sr, ptrdiff_t U,
+                                             ptrdiff_t R, ptrdiff_t W, int K, int es,
+                                             ptrdiff_t cblock) {
+    if (K == 4)
+        lk_lane_rows_unpack_k(4, dst, du, dl, dr, src, sr, U, R, W, es, cblock);
+    else if (K == 8)
+        lk_lane_rows_unpack_k(8, dst, du, dl, dr, src, sr, U, R, W, es, cblock);
+    else
+        lk_lane_rows_unpack_k(16, dst, du, dl, dr, src, sr, U, R, W, es, cblock);
+}
 #endif
 
 /* lk_lane_rows_vbmi where it applies (Intel with AVX-512 VBMI, unmeasured on
@@ -1779,6 +1905,30 @@ static inline int lk_lane_rows(char *dst, ptrdiff_t dr, const char *src, ptrdiff
     return 1;
 #else
     (void)dst; (void)dr; (void)src; (void)sr; (void)su; (void)sl; (void)R; (void)U; (void)W;
+    (void)K; (void)es;
+    return 0;
+#endif
+}
+
+/* lk_lane_rows_unpack_vbmi where it applies (as lk_lane_rows): 1 if done, 0
+ * (nothing written) if not. */
+static inline int lk_lane_rows_unpack(char *dst, ptrdiff_t du, ptrdiff_t dl, ptrdiff_t dr,
+                                      const char *src, ptrdiff_t sr, ptrdiff_t U, ptrdiff_t R,
+                                      ptrdiff_t W, int K, int es) {
+#ifdef LK_HAVE_VBMI_TILES
+    const ptrdiff_t max = K == 16 ? LK_LANE_ROWS_UNPACK_MAX16 : LK_LANE_ROWS_UNPACK_MAX;
+    if ((K != 4 && K != 8 && K != 16) || (es != 1 && es != 2 && es != 4) || R < 1 || U < 1 ||
+        W < 1 || W * es > max || du <= 0 || dl <= 0 || dr <= 0 || lk_is_amd() || !lk_vbmi())
+        return 0;
+    /* Channels a block: about 16 KiB of the output planes, at least 2 KiB of
+     * each input row. */
+    ptrdiff_t cblock = (ptrdiff_t)16384 / (R * dr);
+    if (cblock < 2048 / (W * es)) cblock = 2048 / (W * es);
+    cblock = (cblock + 15) & ~(ptrdiff_t)15;
+    lk_lane_rows_unpack_vbmi(dst, du, dl, dr, src, sr, U, R, W, K, es, cblock);
+    return 1;
+#else
+    (void)dst; (void)du; (void)dl; (void)dr; (void)src; (void)sr; (void)U; (void)R; (void)W;
     (void)K; (void)es;
     return 0;
 #endif
