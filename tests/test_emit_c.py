@@ -186,6 +186,10 @@ def test_vendor_layouts(tmp_path):
             Case("NCHW", f"HCWNC{x}", (1, 3, 24, 20), "int8"),
             Case("NCHW", f"HCWNC{x}", (2, 19, 5, 7), "uint8"),
             Case("NHWC", f"HCWNC{x}", (2, 19, 5, 7), "float32", dims="NCHW"),
+            # Whole blocks of channels: each pixel's runs of x bytes move as
+            # one element (the planner's wider elements).
+            Case("NHWC", f"HCWNC{x}", (3, 2 * x, 5, 7), "uint8", dims="NCHW"),
+            Case(f"HCWNC{x}", "NHWC", (3, 2 * x, 5, 7), "uint8", dims="NCHW"),
         ]
     cases += [
         Case("NCHW", "kCHW32", (1, 35, 7, 9), "int8"),

@@ -2060,3 +2060,27 @@ def test_rows_of_channel_blocks_of_strided_planes(dtype, how):
         nblk = want.shape[1]
         wide[:, :nblk] = want
         assert layout.unpack(wide[:, :nblk], x.shape).tobytes() == np.ascontiguousarray(x).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.dtype("V3")], ids=str)
+@pytest.mark.parametrize("tag", ["HCWN2c", "HCWN4c", "HCWN8c"])
+@pytest.mark.parametrize("shape", [(1, 14, 14, 64), (3, 5, 7, 16), (2, 1, 1, 8)], ids=str)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pixel_runs_as_wider_elements(tag, shape, dtype, threads):
+    """NHWC <-> HCWNCx with whole blocks of channels: each pixel's runs of x
+    channels (2-8 bytes) move as one element of a transpose; longer runs, and
+    any padding, keep the array's element. Nothing outside the output is
+    written, and a pad value (never used) is accepted."""
+    x = _data(shape, dtype, seed=shape[3])
+    layout = lk.Layout(tag, dims="NHWC")
+    want = ref_pack(x, tag, dims="NHWC")
+    raw, start, out = _output_at(want.shape, dtype, 8)
+    pad = 0 if dtype == np.dtype("V3") else 3
+    assert layout.pack(x, out=out, pad_value=pad, threads=threads).tobytes() == want.tobytes()
+    assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+    back = layout.unpack(want, shape, threads=threads)
+    assert back.tobytes() == x.tobytes()
+    padded = (shape[0], shape[1], shape[2], shape[3] - 1)
+    got = layout.pack(x[..., :-1], pad_value=pad)
+    assert got.tobytes() == ref_pack(x[..., :-1], tag, dims="NHWC", pad_value=pad).tobytes()
+    assert layout.unpack(got, padded).tobytes() == x[..., :-1].tobytes()

@@ -85,11 +85,14 @@ def _build_plan(
     itemsize: int,
     conversion: Any = None,
     src_whole: bool = False,
+    wide_elements: bool = True,
 ) -> RepackPlan:
     """Refine both sides into kernel levels (see the module docstring).
 
     ``src_whole``: the source is a whole layout buffer (every physical slot
-    readable), not a strided logical array.
+    readable), not a strided logical array. ``wide_elements``: let a last
+    level of 2-8 contiguous bytes become the element (not for the C emitter,
+    whose element moves are typed by the array's itemsize).
     """
     rank = len(shape)
     src_base = 0
@@ -172,6 +175,15 @@ def _build_plan(
     levels = fused
 
     constrained = [d for d in range(rank) if not clean[d]]
+    # A last level that is one run of 2-8 bytes on both sides, with nothing
+    # padded anywhere, moves as one wider element (NHWC -> HCWNC4 uint8: the
+    # 4-channel runs of each pixel are the elements of a transpose).
+    esize = itemsize
+    if wide_elements and conversion is None and not constrained and len(levels) >= 2:
+        n, sstride, dstride = levels[-1][:3]
+        if sstride == dstride == itemsize and n * itemsize in (2, 4, 8):
+            esize = n * itemsize
+            levels = levels[:-1]
     compact = {d: k for k, d in enumerate(constrained)}
     nlev = len(levels)
     ranges = []
@@ -197,11 +209,12 @@ def _build_plan(
         np.array(ranges or [0], dtype=np.int64),
         span,
         len(constrained),
-        itemsize,
+        esize,
         src_base,
         dst_base,
         *conversion_args,
         src_whole,
+        itemsize,
     )
 
 

@@ -31,6 +31,8 @@ class RepackPlan:
     cast_src: int
     cast_dst: int
     esize: int
+    # The pad pattern's length (the array's itemsize; esize may be a run of elements).
+    pad_esize: int
     src_esize: int
     scale: float
     zero_point: float
@@ -57,6 +59,7 @@ class RepackPlan:
         scale: float = 1.0,
         zero_point: float = 0.0,
         src_whole: bool = False,
+        pad_esize: int = 0,
     ) -> None: ...
     def run(self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray, threads: int = 1) -> None: ...
     def run_into(

@@ -2318,13 +2318,16 @@ cdef class RepackPlan:
     cdef readonly bint src_whole
     cdef readonly int nlev, ndim, cast_src, cast_dst
     cdef readonly Py_ssize_t esize, src_esize, src_base, dst_base
+    # The pad pattern's length: the array's itemsize, where the plan moves
+    # wider elements (runs of a few elements, only where nothing is padded).
+    cdef readonly Py_ssize_t pad_esize
     cdef readonly float scale, zero_point
     cdef Plan base   # pointers into the arrays above (kept alive, never written)
 
     def __init__(self, ext, ss, ds, dim, wt, ranges, span, int ndim, Py_ssize_t esize,
                  Py_ssize_t src_base=0, Py_ssize_t dst_base=0, Py_ssize_t src_esize=0,
                  int cast_src=-1, int cast_dst=-1, float scale=1.0, float zero_point=0.0,
-                 bint src_whole=False):
+                 bint src_whole=False, Py_ssize_t pad_esize=0):
         cdef int k, lv
         self.ext = np.ascontiguousarray(ext, dtype=np.int64)
         self.ss = np.ascontiguousarray(ss, dtype=np.int64)
@@ -2336,6 +2339,7 @@ cdef class RepackPlan:
         self.nlev = len(self.ext)
         self.ndim = ndim
         self.esize = esize
+        self.pad_esize = pad_esize if pad_esize else esize
         self.src_base = src_base
         self.dst_base = dst_base
         self.src_esize = src_esize if src_esize else esize
@@ -2584,7 +2588,7 @@ cdef class RepackPlan:
         cdef Py_ssize_t n0, n1, lev, n, per, items, span, run_min
         cdef SliceJob job
         cdef int rc
-        if pad.nbytes < self.esize:
+        if pad.nbytes < self.pad_esize:
             raise ValueError("pad pattern is shorter than one element")
         n0 = self.ext[0] if self.nlev else 1
         n1 = self.ext[1] if self.nlev > 1 else 1
@@ -2996,7 +3000,7 @@ cdef class CPlan:
     cdef readonly object pad
 
     def __init__(self, RepackPlan plan not None, cnp.ndarray pad not None):
-        if pad.nbytes < plan.esize or not pad.flags.c_contiguous:
+        if pad.nbytes < plan.pad_esize or not pad.flags.c_contiguous:
             raise ValueError("pad must be a contiguous pattern of at least one element")
         self.plan = plan
         self.pad = pad.copy()

@@ -295,7 +295,7 @@ def plan_levels(
     s = _side(src, shape, dims, src_dtype.itemsize)
     d = _side(dst, shape, dims, dst_dtype.itemsize)
     try:
-        plan = _build_plan(s, d, shape, dst_dtype.itemsize, conv)
+        plan = _build_plan(s, d, shape, dst_dtype.itemsize, conv, wide_elements=False)
     except _NoLinearPlan:
         return None
     span = np.asarray(plan.span).reshape(len(plan.ext) + 1, -1)
