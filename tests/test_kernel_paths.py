@@ -2084,3 +2084,37 @@ def test_pixel_runs_as_wider_elements(tag, shape, dtype, threads):
     got = layout.pack(x[..., :-1], pad_value=pad)
     assert got.tobytes() == ref_pack(x[..., :-1], tag, dims="NHWC", pad_value=pad).tobytes()
     assert layout.unpack(got, padded).tobytes() == x[..., :-1].tobytes()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize(
+    ("tag", "c"), [("HCWN4c", 8), ("HCWN4c", 12), ("HCWN8c", 16), ("HCWN16c", 16)]
+)
+@pytest.mark.parametrize(("n", "h", "w"), [(2, 3, 7), (3, 5, 16), (5, 2, 33), (8, 1, 3)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_of_channel_blocks_back_to_planes(tag, c, n, h, w, dtype, threads):
+    """HCWNCx of a batch back into NCHW (lk_lane_rows_unpack_batch): each
+    packed row's chunks split into a scratch row per image, then the one-image
+    kernel; images split between threads. The source ends at an inaccessible
+    page; nothing outside the output is written."""
+    shape = (n, c, h, w)
+    x = _data(shape, dtype, seed=n * c + w)
+    layout = lk.Layout(tag, dims="NCHW")
+    packed = _guarded_copy(ref_pack(x, tag, dims="NCHW"))
+    raw, start, back = _output_at(shape, dtype, 24)
+    assert layout.unpack(packed, shape, out=back, threads=threads).tobytes() == x.tobytes()
+    assert not raw[:start].any() and not raw[start + back.nbytes :].any()
+
+
+@pytest.mark.parametrize(
+    ("tag", "shape", "dtype"),
+    [("HCWN4c", (2, 512, 3, 512), np.uint8), ("HCWN16c", (3, 32, 5, 1000), np.float32)],
+    ids=str,
+)
+def test_batches_of_long_rows_back_to_planes(tag, shape, dtype):
+    """Batch unpacks whose scratch (about 1 MiB) holds fewer rows than the
+    tensor: several passes of rows."""
+    x = _data(shape, dtype, seed=shape[3])
+    layout = lk.Layout(tag, dims="NCHW")
+    assert layout.unpack(ref_pack(x, tag, dims="NCHW"), shape).tobytes() == x.tobytes()

@@ -188,6 +188,10 @@ cdef extern from "layoutkit_interleave.h" nogil:
     int lk_lane_rows_unpack(char* dst, Py_ssize_t du, Py_ssize_t dl, Py_ssize_t dr,
                             const char* src, Py_ssize_t sr, Py_ssize_t U, Py_ssize_t R,
                             Py_ssize_t W, int K, int es)
+    int lk_lane_rows_unpack_batch(char* dst, Py_ssize_t dn, Py_ssize_t du, Py_ssize_t dl,
+                                  Py_ssize_t dr, const char* src, Py_ssize_t sr, Py_ssize_t ps,
+                                  Py_ssize_t N, Py_ssize_t U, Py_ssize_t R, Py_ssize_t W, int K,
+                                  int es)
     void lk_interleave_lane_box(void* out, const void* const* lanes, Py_ssize_t m, int k, int es)
     void lk_interleave_zipn_at(void* out, const void* const* lanes, Py_ssize_t off, Py_ssize_t m,
                                int k, int es)
@@ -1842,6 +1846,15 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
                                     P.ss[lev + 2], ext[lev], ext[lev + 2], ext[lev + 3],
                                     <int>ext[lev + 1], <int>es)):
         # ... and back into channel planes.
+        return
+    if (nlev - lev == 5 and P.cast_src < 0 and lo == 0 and hi == ext[lev + 4]
+            and P.ss[lev + 2] == es and P.ds[lev + 4] == es and P.ss[lev] == ext[lev + 2] * es
+            and P.ss[lev + 1] == ext[lev + 4] * P.ss[lev + 4]
+            and lk_lane_rows_unpack_batch(dst, P.ds[lev], P.ds[lev + 1], P.ds[lev + 2],
+                                          P.ds[lev + 3], src, P.ss[lev + 3], P.ss[lev + 4],
+                                          ext[lev], ext[lev + 1], ext[lev + 3], ext[lev + 4],
+                                          <int>ext[lev + 2], <int>es)):
+        # ... of a batch (levels N, blocks, lanes, H, W).
         return
     if (P.cast_src >= 0 and nlev - lev >= 3 and ext[nlev - 3] >= 8
             and fused_quantize_batch(P, ext)):

@@ -1822,7 +1822,8 @@ LK_VBMI __attribute__((always_inline)) static inline void lk_unpack_step(
 
 LK_VBMI __attribute__((always_inline)) static inline void lk_lane_rows_unpack_k(
     const int K, char *dst, ptrdiff_t du, ptrdiff_t dl, ptrdiff_t dr, const char *src,
-    ptrdiff_t sr, ptrdiff_t U, ptrdiff_t R, ptrdiff_t W, int es, ptrdiff_t cblock) {
+    ptrdiff_t sr, ptrdiff_t U, ptrdiff_t R, ptrdiff_t W, int es, ptrdiff_t cblock,
+    ptrdiff_t nimg, ptrdiff_t sn, ptrdiff_t dn) {
     const int G = K == 16 ? 16 : 8;
     const ptrdiff_t L = W * es, C = U * K;
     const int P = L <= 16 ? (int)L : 16, unit = L <= 16 ? (int)(K * L) : 16 * K;
@@ -1842,6 +1843,8 @@ LK_VBMI __attribute__((always_inline)) static inline void lk_lane_rows_unpack_k(
     }
     const ptrdiff_t o4 = K == 4 ? du : 4 * dl;  /* channel 4 of a step from channel 0 */
     __m512i in[4];
+    /* nimg images, sn apart in the source and dn in the output. */
+    for (ptrdiff_t img = 0; img < nimg; img++, src += sn, dst += dn)
     for (ptrdiff_t cb = 0; cb < C; cb += cblock) {
         const ptrdiff_t ce = cb + cblock < C ? cb + cblock : C;
         for (ptrdiff_t r = 0; r < R; r++) {
@@ -1875,13 +1878,14 @@ LK_VBMI __attribute__((always_inline)) static inline void lk_lane_rows_unpack_k(
 LK_VBMI static void lk_lane_rows_unpack_vbmi(char *dst, ptrdiff_t du, ptrdiff_t dl, ptrdiff_t dr,
                                              const char *src, ptrdiff_t sr, ptrdiff_t U,
                                              ptrdiff_t R, ptrdiff_t W, int K, int es,
-                                             ptrdiff_t cblock) {
+                                             ptrdiff_t cblock, ptrdiff_t nimg, ptrdiff_t sn,
+                                             ptrdiff_t dn) {
     if (K == 4)
-        lk_lane_rows_unpack_k(4, dst, du, dl, dr, src, sr, U, R, W, es, cblock);
+        lk_lane_rows_unpack_k(4, dst, du, dl, dr, src, sr, U, R, W, es, cblock, nimg, sn, dn);
     else if (K == 8)
-        lk_lane_rows_unpack_k(8, dst, du, dl, dr, src, sr, U, R, W, es, cblock);
+        lk_lane_rows_unpack_k(8, dst, du, dl, dr, src, sr, U, R, W, es, cblock, nimg, sn, dn);
     else
-        lk_lane_rows_unpack_k(16, dst, du, dl, dr, src, sr, U, R, W, es, cblock);
+        lk_lane_rows_unpack_k(16, dst, du, dl, dr, src, sr, U, R, W, es, cblock, nimg, sn, dn);
 }
 #endif
 
@@ -1925,11 +1929,72 @@ static inline int lk_lane_rows_unpack(char *dst, ptrdiff_t du, ptrdiff_t dl, ptr
     ptrdiff_t cblock = (ptrdiff_t)16384 / (R * dr);
     if (cblock < 2048 / (W * es)) cblock = 2048 / (W * es);
     cblock = (cblock + 15) & ~(ptrdiff_t)15;
-    lk_lane_rows_unpack_vbmi(dst, du, dl, dr, src, sr, U, R, W, K, es, cblock);
+    lk_lane_rows_unpack_vbmi(dst, du, dl, dr, src, sr, U, R, W, K, es, cblock, 1, 0, 0);
     return 1;
 #else
     (void)dst; (void)du; (void)dl; (void)dr; (void)src; (void)sr; (void)U; (void)R; (void)W;
     (void)K; (void)es;
+    return 0;
+#endif
+}
+
+/* HCWNCx of a batch of N images back into planes (VART takes one image; the
+ * library also packs batches): each row of the packed tensor holds, per
+ * pixel, a chunk of K channels of every image (pixels ps bytes apart). Row by
+ * row, the chunks are first split into a row per image (a de-interleave of
+ * K es-byte elements into a scratch row), then each image's row goes through
+ * lk_lane_rows_unpack's kernel. The element-wise walk this replaces ran at
+ * 0.04-0.11x a copy. 1 if done, 0 (nothing written) if not. */
+static inline int lk_lane_rows_unpack_batch(char *dst, ptrdiff_t dn, ptrdiff_t du, ptrdiff_t dl,
+                                            ptrdiff_t dr, const char *src, ptrdiff_t sr,
+                                            ptrdiff_t ps, ptrdiff_t N, ptrdiff_t U, ptrdiff_t R,
+                                            ptrdiff_t W, int K, int es) {
+#ifdef LK_HAVE_VBMI_TILES
+    const ptrdiff_t chunk = (ptrdiff_t)K * es, max = K == 16 ? LK_LANE_ROWS_UNPACK_MAX16
+                                                              : LK_LANE_ROWS_UNPACK_MAX;
+    if ((K != 4 && K != 8 && K != 16) || (es != 1 && es != 2 && es != 4) || R < 1 || U < 1 ||
+        W < 1 || N < 2 || W * es > max || dn <= 0 || du <= 0 || dl <= 0 || dr <= 0 ||
+        ps % chunk != 0 || ps < N * chunk || lk_is_amd() || !lk_vbmi())
+        return 0;
+    const ptrdiff_t m = U * W, rowbytes = m * chunk;
+    /* Rows a pass: about 1 MiB of scratch, so that each plane gets rb rows
+     * in a row. */
+    ptrdiff_t rb = ((ptrdiff_t)1 << 20) / (N * rowbytes);
+    rb = rb < 1 ? 1 : rb > R ? R : rb;
+    const ptrdiff_t img = rb * rowbytes;   /* an image's rows in the scratch */
+    char *tmp = (char *)malloc((size_t)(N * img));
+    if (!tmp) return 0;
+    ptrdiff_t cblock = (ptrdiff_t)16384 / (rb * W * es);
+    if (cblock < 2048 / (W * es)) cblock = 2048 / (W * es);
+    cblock = (cblock + 15) & ~(ptrdiff_t)15;
+    for (ptrdiff_t r0 = 0; r0 < R; r0 += rb) {
+        const ptrdiff_t nr = R - r0 < rb ? R - r0 : rb;
+        for (ptrdiff_t r = 0; r < nr; r++) {
+            const char *row = src + (r0 + r) * sr;
+            char *t0 = tmp + r * rowbytes;
+            if (chunk <= 8) {
+                lk_deinterleave(t0, img / chunk, row, m, (int)N, ps / chunk, (int)chunk);
+                continue;
+            }
+            /* The row in order, each pixel's chunks to the images' rows. */
+            for (ptrdiff_t i = 0; i < m; i++) {
+                const char *s = row + i * ps;
+                char *t = t0 + i * chunk;
+                switch (chunk) {
+                case 16: for (ptrdiff_t n = 0; n < N; n++) memcpy(t + n * img, s + 16 * n, 16); break;
+                case 32: for (ptrdiff_t n = 0; n < N; n++) memcpy(t + n * img, s + 32 * n, 32); break;
+                default: for (ptrdiff_t n = 0; n < N; n++) memcpy(t + n * img, s + 64 * n, 64); break;
+                }
+            }
+        }
+        lk_lane_rows_unpack_vbmi(dst + r0 * dr, du, dl, dr, tmp, rowbytes, U, nr, W, K, es,
+                                 cblock, N, img, dn);
+    }
+    free(tmp);
+    return 1;
+#else
+    (void)dst; (void)dn; (void)du; (void)dl; (void)dr; (void)src; (void)sr; (void)ps; (void)N;
+    (void)U; (void)R; (void)W; (void)K; (void)es;
     return 0;
 #endif
 }
