@@ -2088,6 +2088,27 @@ def test_pixel_runs_as_wider_elements(tag, shape, dtype, threads):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32], ids=str)
+@pytest.mark.parametrize(("tag", "n"), [("HCWN4c", 2), ("HCWN4c", 4), ("HCWN8c", 2)])
+@pytest.mark.parametrize(("c", "w"), [(8, 7), (24, 14), (40, 17), (16, 64), (8, 65)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rows_of_channel_blocks_of_small_batches(tag, n, c, w, dtype, threads):
+    """NCHW -> HCWNCx of 2-4 images, x N = 8 or 16 lanes a pixel
+    (lk_lane_rows_batch: the images' lanes as one block of the one-image
+    kernels). The source ends at an inaccessible page; nothing outside the
+    output is written."""
+    shape = (n, c, 7, w)
+    x = _data(shape, dtype, seed=n + c + w)
+    want = ref_pack(x, tag, dims="NCHW")
+    layout = lk.Layout(tag, dims="NCHW")
+    for src in (_guarded_copy(x), _data((n + 1, c, 7, w), dtype, seed=1)[:n]):
+        src[...] = x
+        raw, start, out = _output_at(want.shape, dtype, 40)
+        assert layout.pack(src, out=out, threads=threads).tobytes() == want.tobytes()
+        assert not raw[:start].any() and not raw[start + out.nbytes :].any()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="guard pages via mprotect")
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32], ids=str)
 @pytest.mark.parametrize(
     ("tag", "c"), [("HCWN4c", 8), ("HCWN4c", 12), ("HCWN8c", 16), ("HCWN16c", 16)]
 )

@@ -185,6 +185,9 @@ cdef extern from "layoutkit_interleave.h" nogil:
     int lk_zipn_applies(Py_ssize_t m, int k, int es, int lane_box)
     int lk_lane_rows(char* dst, Py_ssize_t dr, const char* src, Py_ssize_t sr, Py_ssize_t su,
                      Py_ssize_t sl, Py_ssize_t R, Py_ssize_t U, Py_ssize_t W, int K, int es)
+    int lk_lane_rows_batch(char* dst, Py_ssize_t dr, const char* src, Py_ssize_t sr,
+                           Py_ssize_t su, Py_ssize_t sl, Py_ssize_t sn, Py_ssize_t N,
+                           Py_ssize_t R, Py_ssize_t U, Py_ssize_t W, int K, int es)
     int lk_lane_rows_unpack(char* dst, Py_ssize_t du, Py_ssize_t dl, Py_ssize_t dr,
                             const char* src, Py_ssize_t sr, Py_ssize_t U, Py_ssize_t R,
                             Py_ssize_t W, int K, int es)
@@ -1838,6 +1841,15 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
             and lk_lane_rows(dst, P.ds[lev], src, P.ss[lev], P.ss[lev + 1], P.ss[lev + 3],
                              ext[lev], ext[lev + 1], ext[lev + 2], <int>ext[lev + 3], <int>es)):
         # HCWNCx of one image: rows of blocks of x channels (lk_lane_rows).
+        return
+    if (nlev - lev == 5 and P.cast_src < 0 and lo == 0 and hi == ext[lev + 4]
+            and P.ss[lev + 2] == es and P.ds[lev + 4] == es and P.ds[lev + 3] == ext[lev + 4] * es
+            and P.ds[lev + 2] == ext[lev + 3] * ext[lev + 4] * es
+            and P.ds[lev + 1] == ext[lev + 2] * P.ds[lev + 2]
+            and lk_lane_rows_batch(dst, P.ds[lev], src, P.ss[lev], P.ss[lev + 1], P.ss[lev + 4],
+                                   P.ss[lev + 3], ext[lev + 3], ext[lev], ext[lev + 1],
+                                   ext[lev + 2], <int>ext[lev + 4], <int>es)):
+        # ... of a batch: levels H, blocks, W, N, lanes.
         return
     if (nlev - lev == 4 and P.cast_src < 0 and lo == 0 and hi == ext[lev + 3]
             and P.ss[lev + 1] == es and P.ds[lev + 3] == es and P.ss[lev + 3] == ext[lev + 1] * es
