@@ -2139,3 +2139,26 @@ def test_batches_of_long_rows_back_to_planes(tag, shape, dtype):
     x = _data(shape, dtype, seed=shape[3])
     layout = lk.Layout(tag, dims="NCHW")
     assert layout.unpack(ref_pack(x, tag, dims="NCHW"), shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("tag", "dims", "shape", "dtype"),
+    [
+        ("HCWN4c", "NCHW", (1, 2048, 32, 32), np.uint8),  # lk_lane_rows, rows split
+        ("HCWN16c", "NCHW", (1, 1024, 32, 32), np.float16),
+        ("HCWN8c", "NCHW", (1, 600, 30, 30), np.float32),  # longer pieces
+        ("HCWN4c", "NCHW", (2, 1024, 32, 32), np.uint8),  # a batch: 8 lanes a pixel
+        ("HCWN8c", "NCHW", (8, 256, 32, 32), np.uint8),  # 64 lanes: back by image
+        ("HCWN4c", "NHWC", (1, 64, 64, 512), np.uint8),  # runs of 4 bytes as elements
+    ],
+    ids=str,
+)
+def test_channel_block_kernels_on_two_threads(tag, dims, shape, dtype):
+    """Outputs of 2 MiB+, so that two threads each take a slice (H rows, or
+    images / blocks when unpacking): bytes equal to the reference both ways."""
+    x = _data(shape, dtype, seed=len(tag))
+    layout = lk.Layout(tag, dims=dims)
+    want = ref_pack(x, tag, dims=dims)
+    assert want.nbytes >= 2 << 20
+    assert layout.pack(x, threads=2).tobytes() == want.tobytes()
+    assert layout.unpack(want, shape, threads=2).tobytes() == x.tobytes()
