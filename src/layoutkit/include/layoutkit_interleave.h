@@ -1778,9 +1778,9 @@ LK_VBMI static void lk_lane_rows_vbmi(char *dst, ptrdiff_t dr, const char *src, 
  * row's 8L contiguous bytes or, for pieces over 16 bytes, 16 bytes of each
  * channel; permutes them into 16-byte slots, four channels to a register;
  * and stores each slot into its plane (an extract and a 16-byte store,
- * masked to the piece). A first version storing each slot by a masked
- * 64-byte store reaching back 16 s bytes, without extracts, took 3-4x the
- * time. The old path (an element walk, or a de-interleave per block of 7-28
+ * masked to the piece). A first version (each slot stored by a masked
+ * 64-byte store reaching back 16 s bytes, no extracts, in a loop the
+ * compiler did not unroll) took 3-4x the time. The old path (an element walk, or a de-interleave per block of 7-28
  * byte rows) ran at 0.05-0.4x a copy for 7x7 to 56x56 planes. */
 static void lk_lane_rows_unpack_table(uint8_t *t, uint64_t *hi, int G, int K, int P, int unit,
                                       int es) {
