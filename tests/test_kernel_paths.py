@@ -2162,3 +2162,63 @@ def test_channel_block_kernels_on_two_threads(tag, dims, shape, dtype):
     assert want.nbytes >= 2 << 20
     assert layout.pack(x, threads=2).tobytes() == want.tobytes()
     assert layout.unpack(want, shape, threads=2).tobytes() == x.tobytes()
+
+
+def _extern_functions(pyx, header):
+    """Names of the functions a .pyx declares from ``header``."""
+    import re
+
+    text = pyx.read_text()
+    start = text.index(f'cdef extern from "{header}"')
+    block = []
+    for line in text[start:].splitlines()[1:]:
+        if line and not line.startswith(" "):
+            break
+        block.append(line)
+    names = re.findall(r"^\s+[\w*\s]*?\b(lk_\w+)\(", "\n".join(block), re.M)
+    return sorted(set(names))
+
+
+@pytest.mark.skipif(sys.platform != "linux" or not os.path.exists("/usr/bin/gcc"), reason="gcc")
+def test_kernel_entry_points_exist_without_x86_simd(tmp_path):
+    """Every function the repack kernel declares from the C headers is defined
+    on CPUs without SSE2 / AVX (the aarch64 and arm64 wheels): the headers,
+    with x86 hidden after the system headers, compile into a file that takes
+    each one's address, with implicit declarations as errors."""
+    root = os.path.join(os.path.dirname(__file__), "..", "src", "layoutkit")
+    pyx = __import__("pathlib").Path(root, "_repack.pyx")
+    lines = [
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "#include <string.h>",
+        "#include <stdlib.h>",
+        "#undef __SSE2__",
+        "#undef __x86_64__",
+        "#undef __i386__",
+    ]
+    names = []
+    for header in ("layoutkit_interleave.h", "layoutkit_cast.h", "layoutkit_pool.h"):
+        lines.append(f'#include "{header}"')
+        names += _extern_functions(pyx, header)
+    assert "lk_lane_rows" in names and "lk_zipn_applies" in names
+    lines.append("void *lk_all_entry_points[] = {")
+    lines += [f"    (void *)&{name}," for name in names]
+    lines.append("};")
+    src = tmp_path / "entry.c"
+    src.write_text("\n".join(lines) + "\n")
+    run = subprocess.run(
+        [
+            "gcc",
+            "-std=gnu11",
+            "-c",
+            "-Werror=implicit-function-declaration",
+            "-I",
+            os.path.join(root, "include"),
+            str(src),
+            "-o",
+            str(tmp_path / "entry.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]

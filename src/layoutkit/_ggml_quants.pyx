@@ -2603,7 +2603,9 @@ cdef extern from *:
         if (stream) _mm_sfence();
     }
     #endif
+    #if defined(LKG_HAVE_AVX2)
     LKG_DEFINE_DQ4K(lkg_dq_q4_k_avx2, LKG_AVX2)
+    #endif
     static void lkg_dq_q4_k(const uint8_t *x, float *y, Py_ssize_t nb) {
     #if defined(LKG_HAVE_AVX2)
         if (lkg_simd_level(-1) == 2 && ((uintptr_t)y & 15u) == 0

@@ -1899,6 +1899,7 @@ LK_VBMI static void lk_lane_rows_unpack_vbmi(char *dst, ptrdiff_t du, ptrdiff_t 
         lk_lane_rows_unpack_k(16, dst, du, dl, dr, src, sr, U, R, W, es, cblock, nimg, sn, dn);
 }
 #endif
+#endif /* LK_HAVE_SSE2 && LK_HAVE_X86_CLONES: the entry points below build everywhere */
 
 /* lk_lane_rows_vbmi where it applies (Intel with AVX-512 VBMI, unmeasured on
  * AMD; positive strides; pieces of at most LK_LANE_ROWS_MAX bytes): 1 if
@@ -2134,6 +2135,7 @@ static int lk_interleave_zip(void *restrict out, const void *const *lanes, ptrdi
     (void)out; (void)lanes; (void)m; (void)k; (void)es;
     return 0;
 }
+#if defined(LK_HAVE_SSE2) && defined(LK_HAVE_X86_CLONES)
 #ifdef LK_HAVE_VBMI_TILES
 
 /* Pixels of 3 elements (1, 2 or 4 bytes) -> 3 planes with AVX-512 VBMI
