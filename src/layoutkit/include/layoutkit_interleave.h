@@ -1865,7 +1865,7 @@ LK_VBMI __attribute__((always_inline)) static inline void lk_lane_rows_unpack_k(
                 const int nreg = K == 4 && ce - c < 8 ? 1 : G / 4;
                 if (L <= 16) {
                     const __mmask64 *mm = nreg == 1 ? mh : ml;
-                    for (int i = 0; i < G / 4 && i < 2 + (G == 16) * 2; i++)
+                    for (int i = 0; i < G / 4; i++)
                         in[i] = _mm512_maskz_loadu_epi8(mm[i], s + 64 * i);
                     lk_unpack_step(G, in, t, hi, o, o + o4, dl, mp, nreg);
                     continue;
@@ -1901,59 +1901,61 @@ LK_VBMI static void lk_lane_rows_unpack_vbmi(char *dst, ptrdiff_t du, ptrdiff_t 
 #endif
 #endif /* LK_HAVE_SSE2 && LK_HAVE_X86_CLONES: the entry points below build everywhere */
 
-/* lk_lane_rows_vbmi where it applies (Intel with AVX-512 VBMI, unmeasured on
- * AMD; positive strides; pieces of at most LK_LANE_ROWS_MAX bytes): 1 if
- * done, 0 (nothing written) if not. */
-static inline int lk_lane_rows(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
-                               ptrdiff_t su, ptrdiff_t sl, ptrdiff_t R, ptrdiff_t U, ptrdiff_t W,
-                               int K, int es) {
 #ifdef LK_HAVE_VBMI_TILES
-    if ((K != 4 && K != 8 && K != 16) || (es != 1 && es != 2 && es != 4) || R < 1 || U < 1 || W < 1 ||
-        W * es > (K == 16 ? 64 : LK_LANE_ROWS_MAX) || sr <= 0 || su <= 0 || sl <= 0 || lk_is_amd() || !lk_vbmi())
-        return 0;
-    /* Channels a block: about 16 KiB of the source, so that its rows stay in
-     * L1 while each row of the output is written, but at least 2 KiB of each
-     * output row. */
-    ptrdiff_t cblock = (ptrdiff_t)16384 / (R * sr);
-    if (cblock < 2048 / (W * es)) cblock = 2048 / (W * es);
-    cblock = (cblock + 7) & ~(ptrdiff_t)7;
-    const ptrdiff_t g4[4] = {0, 4 * sl, 8 * sl, 12 * sl};
-    lk_lane_rows_vbmi(dst, dr, src, sr, su, sl, g4, R, U, W, K, es, cblock);
-    return 1;
-#else
-    (void)dst; (void)dr; (void)src; (void)sr; (void)su; (void)sl; (void)R; (void)U; (void)W;
-    (void)K; (void)es;
-    return 0;
-#endif
+/* Whether the lane-row kernels take blocks of K lanes of es-byte elements,
+ * R x U x W of them, with row pieces of at most max bytes: Intel with AVX-512
+ * VBMI (unmeasured on AMD). */
+static inline int lk_lane_rows_fit(ptrdiff_t K, int es, ptrdiff_t R, ptrdiff_t U, ptrdiff_t W,
+                                   ptrdiff_t max) {
+    return (K == 4 || K == 8 || K == 16) && (es == 1 || es == 2 || es == 4) && R >= 1 &&
+           U >= 1 && W >= 1 && W * es <= max && !lk_is_amd() && lk_vbmi();
 }
 
-/* HCWNCx of a batch of N images, x N = 8 or 16: each block's row holds, per
- * pixel, the x lanes of every image (image n's sn on), which lk_lane_rows'
- * kernels take as one block of N x lanes (lanes 4 j to 4 j + 3 from image
- * 4 j / x). The box walk ran at 0.31-0.57x a copy for 2-8 images of 14x14 and
- * 28x28 planes. 1 if done, 0 (nothing written) if not. */
+/* Lanes a block of the lane-row kernels: about 16 KiB of the planes side
+ * (plane bytes each lane touches), so that they stay in L1 while each row is
+ * written, but at least 2 KiB of each row (pieces of L bytes); a multiple of
+ * round. */
+static inline ptrdiff_t lk_lane_rows_block(ptrdiff_t plane_bytes, ptrdiff_t L, ptrdiff_t round) {
+    ptrdiff_t n = (ptrdiff_t)16384 / plane_bytes;
+    if (n < 2048 / L) n = 2048 / L;
+    return (n + round - 1) / round * round;
+}
+#endif
+
+/* NCHW -> HCWNCx of N images (lk_lane_rows_vbmi) where it applies: x N = 4,
+ * 8 or 16 lanes a pixel, positive strides, row pieces of at most
+ * LK_LANE_ROWS_MAX bytes (64 for 16 lanes). Each block's row holds, per
+ * pixel, the x lanes of every image (image n's sn on), which the kernels take
+ * as one block of N x lanes (lanes 4 j to 4 j + 3 from image 4 j / x). The
+ * box walk ran at 0.31-0.57x a copy for 2-8 images of 14x14 and 28x28 planes.
+ * 1 if done, 0 (nothing written) if not. */
 static inline int lk_lane_rows_batch(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
                                      ptrdiff_t su, ptrdiff_t sl, ptrdiff_t sn, ptrdiff_t N,
                                      ptrdiff_t R, ptrdiff_t U, ptrdiff_t W, int K, int es) {
 #ifdef LK_HAVE_VBMI_TILES
     const ptrdiff_t KN = N * K;
-    if ((K != 4 && K != 8) || (KN != 8 && KN != 16) || (es != 1 && es != 2 && es != 4) ||
-        R < 1 || U < 1 || W < 1 || W * es > (KN == 16 ? 64 : LK_LANE_ROWS_MAX) || sr <= 0 ||
-        su <= 0 || sl <= 0 || sn <= 0 || lk_is_amd() || !lk_vbmi())
+    /* Lanes come four to a register at one stride: blocks of 4+ lanes. */
+    const ptrdiff_t max = KN == 16 ? 64 : LK_LANE_ROWS_MAX;
+    if (N < 1 || K % 4 != 0 || !lk_lane_rows_fit(KN, es, R, U, W, max) || sr <= 0 || su <= 0 ||
+        sl <= 0 || (N > 1 && sn <= 0))
         return 0;
     ptrdiff_t g4[4];
     for (int j = 0; j < 4; j++) g4[j] = ((4 * j) / K) * sn + ((4 * j) % K) * sl;
-    /* Lanes a block (lk_lane_rows' rule, in lanes of all images). */
-    ptrdiff_t cblock = (ptrdiff_t)16384 / (R * sr);
-    if (cblock < 2048 / (W * es)) cblock = 2048 / (W * es);
-    cblock = (cblock + 15) & ~(ptrdiff_t)15;
-    lk_lane_rows_vbmi(dst, dr, src, sr, su, sl, g4, R, U, W, (int)KN, es, cblock);
+    lk_lane_rows_vbmi(dst, dr, src, sr, su, sl, g4, R, U, W, (int)KN, es,
+                      lk_lane_rows_block(R * sr, W * es, KN == 16 ? 16 : 8));
     return 1;
 #else
     (void)dst; (void)dr; (void)src; (void)sr; (void)su; (void)sl; (void)sn; (void)N; (void)R;
     (void)U; (void)W; (void)K; (void)es;
     return 0;
 #endif
+}
+
+/* NCHW -> HCWNCx of one image (lk_lane_rows_batch of one). */
+static inline int lk_lane_rows(char *dst, ptrdiff_t dr, const char *src, ptrdiff_t sr,
+                               ptrdiff_t su, ptrdiff_t sl, ptrdiff_t R, ptrdiff_t U, ptrdiff_t W,
+                               int K, int es) {
+    return lk_lane_rows_batch(dst, dr, src, sr, su, sl, 0, 1, R, U, W, K, es);
 }
 
 /* lk_lane_rows_unpack_vbmi where it applies (as lk_lane_rows): 1 if done, 0
@@ -1963,15 +1965,9 @@ static inline int lk_lane_rows_unpack(char *dst, ptrdiff_t du, ptrdiff_t dl, ptr
                                       ptrdiff_t W, int K, int es) {
 #ifdef LK_HAVE_VBMI_TILES
     const ptrdiff_t max = K == 16 ? LK_LANE_ROWS_UNPACK_MAX16 : LK_LANE_ROWS_UNPACK_MAX;
-    if ((K != 4 && K != 8 && K != 16) || (es != 1 && es != 2 && es != 4) || R < 1 || U < 1 ||
-        W < 1 || W * es > max || du <= 0 || dl <= 0 || dr <= 0 || lk_is_amd() || !lk_vbmi())
-        return 0;
-    /* Channels a block: about 16 KiB of the output planes, at least 2 KiB of
-     * each input row. */
-    ptrdiff_t cblock = (ptrdiff_t)16384 / (R * dr);
-    if (cblock < 2048 / (W * es)) cblock = 2048 / (W * es);
-    cblock = (cblock + 15) & ~(ptrdiff_t)15;
-    lk_lane_rows_unpack_vbmi(dst, du, dl, dr, src, sr, U, R, W, K, es, cblock, 1, 0, 0);
+    if (!lk_lane_rows_fit(K, es, R, U, W, max) || du <= 0 || dl <= 0 || dr <= 0) return 0;
+    lk_lane_rows_unpack_vbmi(dst, du, dl, dr, src, sr, U, R, W, K, es,
+                             lk_lane_rows_block(R * dr, W * es, 16), 1, 0, 0);
     return 1;
 #else
     (void)dst; (void)du; (void)dl; (void)dr; (void)src; (void)sr; (void)U; (void)R; (void)W;
@@ -1994,9 +1990,8 @@ static inline int lk_lane_rows_unpack_batch(char *dst, ptrdiff_t dn, ptrdiff_t d
 #ifdef LK_HAVE_VBMI_TILES
     const ptrdiff_t chunk = (ptrdiff_t)K * es, max = K == 16 ? LK_LANE_ROWS_UNPACK_MAX16
                                                               : LK_LANE_ROWS_UNPACK_MAX;
-    if ((K != 4 && K != 8 && K != 16) || (es != 1 && es != 2 && es != 4) || R < 1 || U < 1 ||
-        W < 1 || N < 2 || W * es > max || dn <= 0 || du <= 0 || dl <= 0 || dr <= 0 ||
-        ps % chunk != 0 || ps < N * chunk || lk_is_amd() || !lk_vbmi())
+    if (!lk_lane_rows_fit(K, es, R, U, W, max) || N < 2 || dn <= 0 || du <= 0 || dl <= 0 ||
+        dr <= 0 || ps % chunk != 0 || ps < N * chunk)
         return 0;
     const ptrdiff_t m = U * W, rowbytes = m * chunk;
     /* Rows a pass: about 1 MiB of scratch, so that each plane gets rb rows
@@ -2006,9 +2001,7 @@ static inline int lk_lane_rows_unpack_batch(char *dst, ptrdiff_t dn, ptrdiff_t d
     const ptrdiff_t img = rb * rowbytes;   /* an image's rows in the scratch */
     char *tmp = (char *)malloc((size_t)(N * img));
     if (!tmp) return 0;
-    ptrdiff_t cblock = (ptrdiff_t)16384 / (rb * W * es);
-    if (cblock < 2048 / (W * es)) cblock = 2048 / (W * es);
-    cblock = (cblock + 15) & ~(ptrdiff_t)15;
+    const ptrdiff_t cblock = lk_lane_rows_block(rb * W * es, W * es, 16);
     for (ptrdiff_t r0 = 0; r0 < R; r0 += rb) {
         const ptrdiff_t nr = R - r0 < rb ? R - r0 : rb;
         for (ptrdiff_t r = 0; r < nr; r++) {
