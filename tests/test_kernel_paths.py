@@ -679,8 +679,14 @@ from reference import ref_pack
 assert _repack.tuned_for() == sys.argv[1], _repack.tuned_for()
 rng = np.random.default_rng(2)
 # The choices made per maker: padded rows of 16 / 32 bytes (3 channels into
-# NCHW16c / NCHW32c / NCHW8c / kCHW32 / kHWC8), cached and streamed, and
-# NHWC -> NCHW (below).
+# NCHW16c / NCHW32c / NCHW8c / kCHW32 / kHWC8), cached and streamed,
+# NHWC -> NCHW and the order of crouton packing (below).
+for dt in (np.uint8, np.float16, np.float32):
+    for c in (128, 256, 512):  # 4, 8 and 16 runs a pixel
+        x = rng.integers(0, 200, (2, 16, 24, c)).astype(dt)
+        got = lk.Layout("NHWC8h8w32c", dims="NHWC").pack(x)
+        if got.tobytes() != ref_pack(x, "NHWC8h8w32c", dims="NHWC").tobytes():
+            sys.exit(f"crouton pack mismatch C={c} {np.dtype(dt)}")
 for stream in (-1, 0):
     _repack.set_stream_threshold(stream)
     for dt in (np.uint8, np.float16, np.float32):
@@ -1371,11 +1377,26 @@ def test_small_outputs_padded_in_two_dims(store_mode, dtype, tag, shape, left, t
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
 @pytest.mark.parametrize("c", [64, 128, 160, 256, 512])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_crouton_pack_pixels_front_to_back(dtype, c, threads):
-    """Packing pixels of 4-8 runs of 32 channels reads each pixel front to back,
-    its runs scattered to their chunks (fewer or more runs keep the block
-    order): every byte matches the reference, unpacking restores the input."""
+def test_crouton_pack_pixels_of_several_runs(dtype, c, threads):
+    """Packing pixels of 2-16 runs of 32 channels, an operation small enough
+    to go a chunk at a time on Intel (elsewhere pixel by pixel): every byte
+    matches the reference, unpacking restores the input."""
     shape = (2, 16, 24, c)
+    x = _data(shape, dtype, seed=c)
+    layout = lk.Layout("NHWC8h8w32c", dims="NHWC")
+    got = layout.pack(x, threads=threads)
+    assert got.tobytes() == ref_pack(x, "NHWC8h8w32c", dims="NHWC").tobytes()
+    assert layout.unpack(got, shape, threads=threads).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize(("dtype", "c"), [(np.uint8, 256), (np.uint8, 512), (np.float16, 256)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_crouton_pack_pixels_front_to_back(dtype, c, threads):
+    """Past 4 MiB moved, packing reads each pixel of 4-8 runs front to back,
+    its runs scattered to their chunks, and pixels of more runs 8 runs at a
+    time across every pixel: every byte matches the reference, unpacking
+    restores the input."""
+    shape = (1, 136, 136, c)
     x = _data(shape, dtype, seed=c)
     layout = lk.Layout("NHWC8h8w32c", dims="NHWC")
     got = layout.pack(x, threads=threads)

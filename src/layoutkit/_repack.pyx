@@ -217,6 +217,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
                                     int stream)
     int lk_large_operation()
     int lk_l2_operation()
+    int lk_moves_at_most(Py_ssize_t nbytes)
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
@@ -1387,6 +1388,7 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
     # A block that is one destination run (crouton: 8 rows of 32 channels) is
     # padded whole just before its data goes in, while it is in L1.
     cdef bint block_run = padded and (n0 == 1 or d0 == n1 * es)
+    cdef bint dest_order
     cdef Py_ssize_t r, g
     cdef const char* gsrc
     cdef char* gdst
@@ -1414,7 +1416,21 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
         # Packing's blocks are in source order already; its pixels of 4-8 runs
         # go further, below.
         nord = order_by_source(P, lev, b, order, idx)
-        if nord > 0 and P.ss[order[nord - 1]] == run and ext[order[nord - 1]] > RUN_GROUP:
+        # Packing's pixels of several runs go one chunk at a time (the plain
+        # loop at the end) on Intel when the operation moves at most 4 MiB (2
+        # MiB for 128-byte runs) and its output was not filled first: each
+        # chunk's rows are then written front to back, where a pixel's runs
+        # went to chunks 2 KiB apart, two L1 sets. NHWC -> Crouton on the Xeon,
+        # alternating in one process over three processes: 1x512x16x16 uint8 /
+        # float16 / float32 0.58-0.66x the time, 1x256x56x56 uint8 0.57-0.6x,
+        # float16 0.92x, 1x128x112x112 uint8 0.73x; past 4 MiB float16 lost
+        # (1x128x112x112: 1.05-1.09x) and 8x256x56x56 was unchanged. A filled
+        # output (7x7 planes) is in L1 already, and the pixel orders below
+        # were measured faster on Zen 4.
+        dest_order = (P.fill_box == NULL and lk_is_amd() == 0
+                      and lk_moves_at_most((4 if run <= 64 else 2) << 20) != 0)
+        if (not dest_order and nord > 0 and P.ss[order[nord - 1]] == run
+                and ext[order[nord - 1]] > RUN_GROUP):
             # More runs a pixel (NHWC -> Crouton of 2048 channels: 64) go
             # RUN_GROUP at a time across every pixel: each pixel's group is
             # read front to back, where in destination order each run was a
@@ -1433,8 +1449,8 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
                         break
                 g += RUN_GROUP
             return
-        if (nord > 0 and P.ss[order[nord - 1]] == run and ext[order[nord - 1]] >= 4
-                and ext[order[nord - 1]] <= 8):
+        if (not dest_order and nord > 0 and P.ss[order[nord - 1]] == run
+                and ext[order[nord - 1]] >= 4 and ext[order[nord - 1]] <= 8):
             # The fastest block level continues each run in the source (the
             # 32-channel runs of a pixel, packing): it goes innermost in the
             # loop, so every pixel is read front to back (NHWC -> Crouton

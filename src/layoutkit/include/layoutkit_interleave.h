@@ -243,6 +243,11 @@ static inline int lk_l2_operation(void) {
     return lk_footprint_hint > 0 && lk_footprint_hint <= ((ptrdiff_t)2 << 20);
 }
 
+/* Whether the running operation is known to move at most `bytes`. */
+static inline int lk_moves_at_most(ptrdiff_t bytes) {
+    return lk_footprint_hint > 0 && lk_footprint_hint <= bytes;
+}
+
 /* Whether the running operation is large enough (8 MiB+ moved) that its
  * output is better streamed past the caches, even in slices of 1 MiB or less. */
 static inline int lk_large_operation(void) { return lk_footprint_hint >= ((ptrdiff_t)8 << 20); }
