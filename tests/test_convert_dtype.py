@@ -265,16 +265,38 @@ def test_quantize_saturation_and_far_ties(scale, dst, zero_point):
         (np.uint8, 1 / 64, 128, 0), (np.uint8, 0.05, 255, 250),
     ],
 )  # fmt: skip
-def test_quantize_into_byte_lanes(tag, channels, dst, scale, zero_point, pad_value):
-    """float32 planes quantized straight into rows of 4/8/16 byte lanes (the fused
-    quantize-and-interleave kernel), padding lanes included, rows not a multiple of 8
-    (the last step overlaps the one before), several channel blocks per H row."""
-    x = _image((1, channels, 13, 29), np.float32, seed=channels)
+@pytest.mark.parametrize("source", ["dense", "wide", "strided"])
+def test_quantize_into_byte_lanes(tag, channels, dst, scale, zero_point, pad_value, source):
+    """float32 planes quantized into rows of 4/8/16 byte lanes, padding lanes
+    included, rows not a multiple of 8 (the last step overlaps the one before),
+    several channel blocks per H row: by the fused quantize-and-interleave kernel
+    (rows of 32+ pixels, and rows of any length read from a strided source), or
+    converted first and then repacked (a dense source of HCWN rows under 32)."""
+    width = 40 if source == "wide" else 29
+    x = _image((1, channels, 13, width + (source == "strided")), np.float32, seed=channels)
+    if source == "strided":
+        x = x[..., 1:]
     layout = lk.Layout(tag, dims="NCHW")
     got = layout.pack(
         x, dtype=dst, scale=scale, zero_point=zero_point, pad_value=pad_value
     )  # fmt: skip
     want = ref_pack(quantize_ref(x, scale, zero_point, dst), tag, dims="NCHW", pad_value=pad_value)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(("tag", "shape"), [("HCWN4c", (1, 4096, 7, 7)), ("HCWN8c", (1, 1024, 14, 14)),
+                                            ("HCWN16c", (1, 700, 14, 15)), ("HCWN4c", (2, 256, 9, 9)),
+                                            ("HCWN8c", (1, 16384, 12, 12))])  # fmt: skip
+@pytest.mark.parametrize("threads", [1, 2])
+def test_quantize_large_dense_sources_first(tag, shape, threads):
+    """A dense float32 source of short rows past 512 KiB (up to 16 MiB) is
+    quantized as one run and then repacked as bytes; the last shape's 2.3 MiB
+    output is also split between two threads, whose slices are not dense and go
+    through the fused kernel."""
+    x = _image(shape, np.float32, seed=shape[1])
+    layout = lk.Layout(tag, dims="NCHW")
+    got = layout.pack(x, dtype=np.int8, scale=0.37, zero_point=-3, threads=threads)
+    want = ref_pack(quantize_ref(x, 0.37, -3, np.int8), tag, dims="NCHW")
     assert got.tobytes() == want.tobytes()
 
 

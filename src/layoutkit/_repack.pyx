@@ -51,6 +51,8 @@ cdef enum:
     SMALL_CAST_BYTES = 2048  # converted boxes this small use a stack buffer in box2d_cast
     SMALL_CAST_WORDS = 256   # SMALL_CAST_BYTES / 8
     WHOLE_BOX_BYTES = 524288  # copy_then_cast: boxes up to this size repacked whole (L2)
+    CAST_FIRST_BYTES = 16777216  # copy_then_cast: dense sources up to this converted first
+    CAST_FIRST_ROWS = 32     # ... in place of the fused quantize of shorter rows
     SLICE_RUN_MIN = 8192     # threads: bytes of each lane a slice of level-0 digits reads
     SLICE_COLUMNS_MIN = 65536  # threads: bytes of each row a column slice writes
     PAD_RUNS_MAX_BYTES = 67108864  # fill_then_copy fills only the padding of outputs up to this
@@ -1509,6 +1511,21 @@ cdef bint dense_source(const Plan* P, int lev, const Py_ssize_t* ext) noexcept n
         used[best] = True
 
 
+cdef inline bint cast_first_fits(const Plan* P, int lev, const Py_ssize_t* ext) noexcept nogil:
+    """Whether copy_then_cast converts this box's source first, as one dense run,
+    into narrower elements that it then repacks: up to CAST_FIRST_BYTES of it
+    into a quarter the size (float32 -> int8), else WHOLE_BOX_BYTES (NCHW float32
+    -> NHWC float16 of 1x64x256x256, 16 MiB, took 1.6x the time converted first)."""
+    cdef Py_ssize_t n = P.src_esize
+    cdef int k
+    if P.esize >= P.src_esize:
+        return False
+    for k in range(lev, P.nlev):
+        n *= ext[k]
+    return (n <= (CAST_FIRST_BYTES if 4 * P.esize <= P.src_esize else WHOLE_BOX_BYTES)
+            and dense_source(P, lev, ext))
+
+
 cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
                          const Py_ssize_t* ext) noexcept nogil:
     """A box with an element conversion, contiguous in the destination, no padding.
@@ -1541,7 +1558,7 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     # then repacks the narrower elements with the byte kernels: a quarter of
     # the bytes through the repack.
     n = ext[lev] * ds2[lev] // ses
-    if P.esize < ses and n * ses <= WHOLE_BOX_BYTES and dense_source(P, lev, ext):
+    if cast_first_fits(P, lev, ext):
         whole = <char*>malloc(n * P.esize)
         if whole != NULL:
             lk_cast(whole, src, n, ses, P.cast_src, P.cast_dst, P.scale, P.zero_point)
@@ -1828,7 +1845,7 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
     cdef int a, k
-    cdef bint deint
+    cdef bint deint, then_cast
     cdef int nord
     cdef int order[MAX_LEVELS]
     cdef Py_ssize_t n0, n1, s0, s1, d0, d1
@@ -1890,12 +1907,20 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         copy_quantize_rows(P, lev, nlev - 3, src, dst, ext, lo, hi, ext[nlev - 2],
                            P.ss[nlev - 2], P.ds[nlev - 2])
         return
+    then_cast = (P.cast_src >= 0 and nlev - lev >= 2 and P.dcontig[lev] and lo == 0
+                 and hi == ext[nlev - 1] and ext[nlev - 1] < 256)
     if (P.cast_src >= 0 and nlev - lev >= 2 and ext[nlev - 2] >= 8
-            and fused_quantize_lanes(P, ext)):
+            and fused_quantize_lanes(P, ext)
+            and not (then_cast and ext[nlev - 2] < CAST_FIRST_ROWS
+                     and cast_first_fits(P, lev, ext))):
+        # Rows of fewer than CAST_FIRST_ROWS pixels whose source is one dense
+        # run are converted first instead (below): f32 -> HCWNC4 / HCWNC8 int8
+        # of 1x1024x14x14 took 3.9x / 2.5x the time here, one kernel call per
+        # 14-pixel box, and of 1x512x28x28 1.5x / 1.15x; rows of 56 pixels
+        # (1x256x56x56) 0.7x.
         copy_quantize_rows(P, lev, nlev - 2, src, dst, ext, lo, hi, 1, 0, 0)
         return
-    if (P.cast_src >= 0 and nlev - lev >= 2 and P.dcontig[lev] and lo == 0
-            and hi == ext[nlev - 1] and ext[nlev - 1] < 256):
+    if then_cast:
         copy_then_cast(P, lev, src, dst, ext)
         return
     if nlev - lev == 1:
