@@ -2243,3 +2243,97 @@ def test_kernel_entry_points_exist_without_x86_simd(tmp_path):
         text=True,
     )
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+FLOAT_CONVERSIONS = """
+import sys
+import ml_dtypes
+import numpy as np
+import layoutkit as lk
+
+rng = np.random.default_rng(11)
+halves = np.arange(65536, dtype=np.uint16)
+specials = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFBFFFFF,
+                     0x00000001, 0x807FFFFF, 0x33000000, 0x33000001, 0x387FE000, 0x387FF000,
+                     0x38800000, 0x477FE000, 0x477FEFFF, 0x477FF000, 0x7F7FFFFF, 0x3F808000,
+                     0x3F818000, 0x3F807FFF], dtype=np.uint32)
+words = np.concatenate([specials, rng.integers(0, 2**32, 1 << 18, dtype=np.uint64).astype(np.uint32)])
+cases = [
+    (halves.view(np.float16), np.float32),
+    (halves.view(ml_dtypes.bfloat16), np.float32),
+    (words.view(np.float32), np.float16),
+    (words.view(np.float32), ml_dtypes.bfloat16),
+]
+out = {}
+for i, (flat, dst) in enumerate(cases):
+    n = flat.size // 16 * 16
+    x = flat[:n].reshape(1, 16, 1, n // 16)
+    # contiguous runs (NCHW -> NCHW) and strided ones (NHWC -> NCHW: a gather)
+    out[f"{i}c"] = lk.convert(x, x.shape, "NCHW", "NCHW", dtype=dst).view(np.uint8)
+    nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    out[f"{i}s"] = lk.convert(nhwc, x.shape, lk.Layout("NHWC", dims="NCHW"), "NCHW", dtype=dst).view(np.uint8)
+q = (rng.standard_normal((1, 3, 100, 130)) * 90).astype(np.float32)
+q.reshape(-1)[::41] = np.nan
+nhwc = np.ascontiguousarray(q.transpose(0, 2, 3, 1))
+out["q"] = lk.convert(nhwc, q.shape, lk.Layout("NHWC", dims="NCHW"), "NCHW", dtype=np.int8,
+                      scale=0.37, zero_point=-3).view(np.uint8)
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_float_conversions_match_the_portable_build(tmp_path):
+    """The vector float32 <-> float16 / bfloat16 conversions (F16C, AVX2) and
+    the gathered conversions of strided sources give the portable build's
+    bytes, NaN payloads included: every float16 and bfloat16, and float32
+    rounding cases, signed zeros, subnormals, overflow and NaNs."""
+    script = tmp_path / "conversions.py"
+    script.write_text(FLOAT_CONVERSIONS)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)]))
+    results = {}
+    for simd in ("portable", ""):
+        path = tmp_path / f"out_{simd or 'default'}.npz"
+        env["LAYOUTKIT_SIMD"] = simd
+        run = subprocess.run([sys.executable, str(script), str(path)], env=env,
+                             capture_output=True, text=True)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        results[simd] = np.load(path)
+    for key in results["portable"].files:
+        assert results[""][key].tobytes() == results["portable"][key].tobytes(), key
+
+
+@pytest.mark.parametrize(
+    ("src", "shape"),
+    [("NHWC", (1, 64, 48, 96)), ("NHWC", (1, 3, 150, 170)), ("NCHW16c", (1, 40, 60, 70)),
+     ("HCWN4c", (2, 6, 50, 61)), ("NCHW", (1, 300, 7, 7))],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("din", "dout"),
+    [(np.float32, np.float16), (np.float16, np.float32), (np.uint8, np.float32),
+     (np.float32, np.int8)],
+    ids=str,
+)  # fmt: skip
+@pytest.mark.parametrize("threads", [1, 2])
+def test_converting_conversions_repack_first(src, shape, din, dout, threads):
+    """Conversions whose innermost level is read strided (NHWC / NCHW16c /
+    HCWN4c -> NCHW, and NCHW -> NHWC of 300 channels) repack in the source's
+    elements and convert contiguous runs, the whole box at once past 512 KiB:
+    every byte matches converting with numpy, then repacking."""
+    rng = np.random.default_rng(shape[1])
+    if din == np.uint8:
+        x = rng.integers(0, 256, shape).astype(np.uint8)
+    else:
+        x = (rng.standard_normal(shape) * 50).astype(din)
+    kw = {"dtype": dout}
+    if dout == np.int8:
+        kw.update(scale=0.37, zero_point=-3)
+        want = np.clip(np.rint(x.astype(np.float32) / np.float32(0.37)) - 3, -128, 127)
+    elif din == np.uint8:
+        kw.update(scale=0.25, zero_point=128)
+        want = (x.astype(np.float32) - np.float32(128)) * np.float32(0.25)
+    else:
+        want = x
+    want = want.astype(dout)
+    layout = lk.Layout(src, dims="NCHW")
+    dst = "NHWC" if src == "NCHW" else "NCHW"
+    got = lk.convert(layout.pack(x), shape, layout, lk.Layout(dst, dims="NCHW"), threads=threads, **kw)
+    assert got.tobytes() == ref_pack(want, dst, dims="NCHW").tobytes()

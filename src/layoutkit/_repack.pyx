@@ -1511,19 +1511,20 @@ cdef bint dense_source(const Plan* P, int lev, const Py_ssize_t* ext) noexcept n
         used[best] = True
 
 
-cdef inline bint cast_first_fits(const Plan* P, int lev, const Py_ssize_t* ext) noexcept nogil:
-    """Whether copy_then_cast converts this box's source first, as one dense run,
-    into narrower elements that it then repacks: up to CAST_FIRST_BYTES of it
-    into a quarter the size (float32 -> int8), else WHOLE_BOX_BYTES (NCHW float32
-    -> NHWC float16 of 1x64x256x256, 16 MiB, took 1.6x the time converted first)."""
+cdef inline bint cast_first_fits(const Plan* P, int lev, const Py_ssize_t* ext,
+                                 Py_ssize_t limit) noexcept nogil:
+    """Whether copy_then_cast converts this box's source first, as one dense run
+    of at most ``limit`` bytes (CAST_FIRST_BYTES into a quarter the size, such as
+    float32 -> int8), into narrower elements that it then repacks."""
     cdef Py_ssize_t n = P.src_esize
     cdef int k
     if P.esize >= P.src_esize:
         return False
+    if 4 * P.esize <= P.src_esize and limit < CAST_FIRST_BYTES:
+        limit = CAST_FIRST_BYTES
     for k in range(lev, P.nlev):
         n *= ext[k]
-    return (n <= (CAST_FIRST_BYTES if 4 * P.esize <= P.src_esize else WHOLE_BOX_BYTES)
-            and dense_source(P, lev, ext))
+    return n <= limit and dense_source(P, lev, ext)
 
 
 cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
@@ -1539,7 +1540,7 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     cdef int nlev = P.nlev
     cdef int k, top
     cdef Py_ssize_t ses = P.src_esize
-    cdef Py_ssize_t chunk, t, c, n_in_box, n, s_off, d_off
+    cdef Py_ssize_t chunk, t, c, n_in_box, n, s_off, d_off, limit
     cdef int64_t ds2[MAX_LEVELS]
     cdef int64_t ss2[MAX_LEVELS]
     cdef uint64_t buf_mem[STAGE_WORDS]
@@ -1553,12 +1554,26 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     Q.esize = ses
     Q.cast_src = -1
     Q.stream = 0
+    # Split at the first level whose digits are at most 8 KiB each (below).
+    top = lev
+    while top < nlev - 1 and ds2[top] > STAGE:
+        top += 1
+    # Where the innermost level is strided in the source and the pieces would
+    # be gathers along it (one level, or rows of 256+ elements: NHWC -> NCHW,
+    # NCHW16c -> NCHW), the whole box goes through the repack kernels in one
+    # piece up to CAST_FIRST_BYTES (float32 -> float16 of 1x64x256x256, 7.1 ->
+    # 1.9 ms; uint8 -> float32 7.1 -> 1.4 ms; of 1x3x224x224 20-60x less time).
+    # Pieces of short rows are interleaves, which gained nothing from larger
+    # pieces (NCHW -> NCHW8c float16 of 1x64x256x256: 1.5x the time in one).
+    limit = (CAST_FIRST_BYTES if (P.ss[nlev - 1] != ses
+                                  and (top == nlev - 1 or ext[nlev - 1] >= 256))
+             else WHOLE_BOX_BYTES)
     # A narrowing conversion whose box reads one dense run of the source (f32 ->
     # HCWN4c int8 of 7x7 planes: the whole NCHW input) converts that run first,
     # then repacks the narrower elements with the byte kernels: a quarter of
     # the bytes through the repack.
     n = ext[lev] * ds2[lev] // ses
-    if cast_first_fits(P, lev, ext):
+    if cast_first_fits(P, lev, ext, limit):
         whole = <char*>malloc(n * P.esize)
         if whole != NULL:
             lk_cast(whole, src, n, ses, P.cast_src, P.cast_dst, P.scale, P.zero_point)
@@ -1579,17 +1594,13 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     # in one run: split into 8 KiB pieces, the 7x7 planes of HCWN4c/8c made
     # boxes of a few bytes, each a walk step and a kernel call (2048 channels:
     # ~145 us for ~100 KiB).
-    if n * ses > STAGE and n * ses <= WHOLE_BOX_BYTES:
+    if n * ses > STAGE and n * ses <= limit:
         whole = <char*>malloc(n * ses)
         if whole != NULL:
             copy_levels(&Q, lev, src, whole, ext[lev], 0, ALL_LANES)
             lk_cast(dst, whole, n, ses, P.cast_src, P.cast_dst, P.scale, P.zero_point)
             free(whole)
             return
-    # Split at the first level whose digits are at most 8 KiB each.
-    top = lev
-    while top < nlev - 1 and ds2[top] > STAGE:
-        top += 1
     n_in_box = 1
     for k in range(lev, top):
         n_in_box *= ext[k]
@@ -1907,12 +1918,21 @@ cdef void copy_levels(const Plan* P, int lev, const char* src, char* dst, Py_ssi
         copy_quantize_rows(P, lev, nlev - 3, src, dst, ext, lo, hi, ext[nlev - 2],
                            P.ss[nlev - 2], P.ds[nlev - 2])
         return
+    # Conversions into a dense box repack in the source's elements, then convert
+    # contiguous runs (copy_then_cast): rows under 256 elements, and rows read
+    # strided from the source (NHWC -> NCHW, NCHW16c -> NCHW: box2d_cast would
+    # convert a few elements per call, 0.01-0.1x a copy), except widening rows
+    # of 1 KiB or less, whose lanes box2d_cast converts a tile at a time (NCHW
+    # -> NHWC float16 -> float32 of 64 channels: 0.65x the time).
     then_cast = (P.cast_src >= 0 and nlev - lev >= 2 and P.dcontig[lev] and lo == 0
-                 and hi == ext[nlev - 1] and ext[nlev - 1] < 256)
+                 and hi == ext[nlev - 1]
+                 and (ext[nlev - 1] < 256
+                      or (P.ss[nlev - 1] != P.src_esize
+                          and (P.esize <= P.src_esize or ext[nlev - 1] * P.esize > 1024))))
     if (P.cast_src >= 0 and nlev - lev >= 2 and ext[nlev - 2] >= 8
             and fused_quantize_lanes(P, ext)
             and not (then_cast and ext[nlev - 2] < CAST_FIRST_ROWS
-                     and cast_first_fits(P, lev, ext))):
+                     and cast_first_fits(P, lev, ext, WHOLE_BOX_BYTES))):
         # Rows of fewer than CAST_FIRST_ROWS pixels whose source is one dense
         # run are converted first instead (below): f32 -> HCWNC4 / HCWNC8 int8
         # of 1x1024x14x14 took 3.9x / 2.5x the time here, one kernel call per
