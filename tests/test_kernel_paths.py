@@ -2272,6 +2272,12 @@ for i, (flat, dst) in enumerate(cases):
     out[f"{i}c"] = lk.convert(x, x.shape, "NCHW", "NCHW", dtype=dst).view(np.uint8)
     nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
     out[f"{i}s"] = lk.convert(nhwc, x.shape, lk.Layout("NHWC", dims="NCHW"), "NCHW", dtype=dst).view(np.uint8)
+    # a left-padded destination: strided rows converted one gathered run at a time
+    padded = lk.Layout("NCHW", left_pad=(0, 0, 1, 2))
+    xs = flat[: 40 * 9 * 70].reshape(1, 40, 9, 70)
+    src = lk.Layout("NHWC", dims="NCHW")
+    out[f"{i}p"] = lk.convert(np.ascontiguousarray(xs.transpose(0, 2, 3, 1)), xs.shape, src, padded,
+                              dtype=dst).view(np.uint8)
 q = (rng.standard_normal((1, 3, 100, 130)) * 90).astype(np.float32)
 q.reshape(-1)[::41] = np.nan
 nhwc = np.ascontiguousarray(q.transpose(0, 2, 3, 1))
@@ -2299,6 +2305,33 @@ def test_float_conversions_match_the_portable_build(tmp_path):
         results[simd] = np.load(path)
     for key in results["portable"].files:
         assert results[""][key].tobytes() == results["portable"][key].tobytes(), key
+
+
+@pytest.mark.parametrize("din", [np.float32, np.float16, np.uint8], ids=str)
+def test_converting_strided_rows_into_padded_layouts(din):
+    """Rows read strided from the source into a left-padded layout convert one
+    gathered run at a time (the run copied to L1, then converted by the
+    contiguous loops): every byte matches converting with numpy first."""
+    rng = np.random.default_rng(3)
+    shape = (1, 40, 9, 70)
+    x = (
+        rng.integers(0, 256, shape).astype(din)
+        if din == np.uint8
+        else rng.standard_normal(shape).astype(din)
+    )
+    nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    padded = lk.Layout("NCHW", left_pad=(0, 0, 1, 2))
+    cases = [(np.float32, {}, x.astype(np.float32))] if din != np.float32 else [
+        (np.float16, {}, x.astype(np.float16)),
+        (np.int8, {"scale": 0.02, "zero_point": 1},
+         np.clip(np.rint(x / np.float32(0.02)) + 1, -128, 127).astype(np.int8)),
+    ]  # fmt: skip
+    if din == np.uint8:
+        cases = [(np.float32, {"scale": 0.5, "zero_point": 7},
+                  (x.astype(np.float32) - np.float32(7)) * np.float32(0.5))]  # fmt: skip
+    for dout, kw, want in cases:
+        got = lk.convert(nhwc, shape, lk.Layout("NHWC", dims="NCHW"), padded, dtype=dout, **kw)
+        assert got.tobytes() == ref_pack(want.astype(dout), "NCHW", left_pad=(0, 0, 1, 2)).tobytes()
 
 
 @pytest.mark.parametrize(
@@ -2335,5 +2368,7 @@ def test_converting_conversions_repack_first(src, shape, din, dout, threads):
     want = want.astype(dout)
     layout = lk.Layout(src, dims="NCHW")
     dst = "NHWC" if src == "NCHW" else "NCHW"
-    got = lk.convert(layout.pack(x), shape, layout, lk.Layout(dst, dims="NCHW"), threads=threads, **kw)
+    got = lk.convert(
+        layout.pack(x), shape, layout, lk.Layout(dst, dims="NCHW"), threads=threads, **kw
+    )
     assert got.tobytes() == ref_pack(want, dst, dims="NCHW").tobytes()
