@@ -2372,3 +2372,56 @@ def test_converting_conversions_repack_first(src, shape, din, dout, threads):
         layout.pack(x), shape, layout, lk.Layout(dst, dims="NCHW"), threads=threads, **kw
     )
     assert got.tobytes() == ref_pack(want, dst, dims="NCHW").tobytes()
+
+
+@pytest.mark.parametrize(
+    ("tag", "shape", "dtype"),
+    [("HCWN8c", (5, 2, 10, 43), np.float64), ("HCWN4c", (9, 3, 10, 31), np.float64),
+     ("HCWN8c", (5, 7, 3, 43), np.float32), ("HCWN4c", (8, 4, 17, 23), np.float32)],
+)  # fmt: skip
+def test_streamed_lane_boxes_fit_their_stage(store_mode, tag, shape, dtype):
+    """Boxes of many rows of wide pixels (430 rows of 40 float64 lanes) staged
+    for streaming: each piece of rows fits the L1 stage (rounding the bytes,
+    not the rows, let 26 rows of 320 bytes overrun 8 KiB of stack)."""
+    x = _data(shape, dtype, seed=shape[3])
+    got = lk.Layout(tag, dims="NCHW").pack(x)
+    assert got.tobytes() == ref_pack(x, tag, dims="NCHW").tobytes()
+
+
+@pytest.mark.parametrize(
+    ("tag", "dims", "shape"),
+    [("HWCN", "NCHW", (2, 2, 2, 17)), ("HWCN", "NCHW", (2, 2, 18, 20)),
+     ("HCWN2c", "NCHW", (2, 17, 18, 49)), ("HCWN2c", "NCHW", (2, 12, 23, 60)),
+     ("HCWN2c", "NHWC", (2, 8, 65, 10))],
+)  # fmt: skip
+def test_deinterleave_grids_stay_in_the_source(tag, dims, shape):
+    """Pixels of 4 bytes de-interleaved into rows read whole pixels from each
+    box's start, so boxes that start on a later slot of the pixel (HWCN's
+    second channel) take the per-box kernel: unpacking a source that ends at an
+    inaccessible page reads nothing past it."""
+    x = _data(shape, np.uint8, seed=shape[3])
+    layout = lk.Layout(tag, dims=dims)
+    packed = _guarded_copy(ref_pack(x, tag, dims=dims))
+    assert layout.unpack(packed, shape).tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("dtype", "tag", "pad"),
+    [(np.complex128, "NCHW4c", -2.0), ("V16", "NCHW4c", bytes(range(1, 17))),
+     ("V8", "NCHW8c", bytes(range(1, 9))), (np.float64, "NCHW8c", -2.0),
+     (np.float32, "NCHW16c", -3.5), (np.float16, "NCHW8c", 1.5)],
+)  # fmt: skip
+def test_padding_pattern_in_outputs_off_element_boundaries(dtype, tag, pad):
+    """An output whose address is not a multiple of the element size (a view
+    at a byte offset) gets whole pad elements: the small-box kernel lays its
+    16-byte pad vector over line-aligned stores only for 16-byte aligned
+    outputs."""
+    dtype = np.dtype(dtype)
+    offsets = [o for o in (1, 2, 4, 8, 24, 33) if o % dtype.itemsize]
+    for shape, offset in itertools.product(((1, 1, 1, 2), (1, 5, 3, 14), (2, 9, 2, 7)), offsets):
+        x = _data(shape, dtype, seed=shape[1])
+        want = ref_pack(x, tag, dims="NCHW", pad_value=pad)
+        raw, start, out = _output_at(want.shape, dtype, offset)
+        got = lk.Layout(tag, dims="NCHW").pack(x, pad_value=pad, out=out)
+        assert got.tobytes() == want.tobytes(), (shape, offset)
+        assert not raw[:start].any() and not raw[start + want.nbytes :].any()

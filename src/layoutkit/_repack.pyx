@@ -883,9 +883,16 @@ cdef void copy_lane_box_streamed(char* dst, const char* src, const Py_ssize_t* l
     cdef uint64_t stage_mem[STAGE_WORDS]
     cdef char* stage = <char*>((<size_t>stage_mem + 63) & ~(<size_t>63))
     cdef Py_ssize_t row = K * es
-    cdef Py_ssize_t pieces = (m * row + STAGE - 1) // STAGE
-    cdef Py_ssize_t per = (m + pieces - 1) // pieces     # pieces of about equal rows
+    cdef Py_ssize_t fit = STAGE // row
+    cdef Py_ssize_t pieces, per
     cdef Py_ssize_t r0 = 0, c
+    if fit == 0:
+        copy_lane_box(dst, src, lane_off, lane_pad, padbuf, m, K, es)
+        return
+    # Pieces of about equal rows, each within the stage: rounding the bytes
+    # instead of the rows overflowed it (430 rows of 320 bytes: 17 pieces of 26).
+    pieces = (m + fit - 1) // fit
+    per = (m + pieces - 1) // pieces
     while r0 < m:
         c = m - r0 if m - r0 < per else per
         copy_lane_box(stage, src + r0 * es, lane_off, lane_pad, padbuf, c, K, es)
@@ -1806,6 +1813,11 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
             idx[k] = 0
             order[nord] = k
             nord += 1
+            # The grid kernels load whole pixels from each box's start: a box
+            # that starts on another slot (HWCN -> NCHW of 2 x 2 slots, its
+            # second channel 2 bytes in) would read past the last pixel.
+            if P.ss[k] % (istride * es):
+                grid = False
     if (grid
             and copy_box_grid(P, order, nord, idx, ext, src, dst,
                               LK_GRID_DI4_U8 if istride == 4 else LK_GRID_DI2_U16, NULL, 0,

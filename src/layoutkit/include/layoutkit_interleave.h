@@ -5139,7 +5139,8 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
     int loads = !pack && nsub > 1; /* a load per row */
     if (nsub != 1 && nsub != 2 && nsub != 4) return 0;
     if (pack) {
-        if (box % (16 * nsub)) return 0;
+        /* The pad pattern is one 16-byte vector: whole elements only. */
+        if (box % (16 * nsub) || 16 % es) return 0;
         pix = box / nsub;
     } else if (loads && (r_lo != 0 || r_hi != nsub)) {
         return 0;
@@ -5615,7 +5616,10 @@ static inline int lk_smallbox_grid(char *restrict dst, const char *restrict src,
         lk_smallbox_unpack_vbmi(dst, src, lv, k);
         return 1;
     }
-    if (k->pack && k->q % 64 == 0 && k->q <= 256 && lk_vbmi()) {
+    /* Its pad vector is laid over line-aligned stores, so its 16-byte pattern
+     * must start on an element there: a destination 16-byte aligned (numpy's
+     * data at an odd element offset shifted the padding's bytes). */
+    if (k->pack && k->q % 64 == 0 && k->q <= 256 && (uintptr_t)dst % 16 == 0 && lk_vbmi()) {
         /* The boxes must tile the destination in grid order. */
         ptrdiff_t inside = k->q;
         int tiled = 1;
