@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from reference import ref_pack, ref_unpack
 
 import layoutkit as lk
-from layoutkit import _repack
+from layoutkit import _engine, _repack
 
 DTYPES = [np.uint8, np.uint16, np.float32, np.float64, np.dtype("V3"), np.complex128]
 CHANNELS = [2, 3, 4, 5, 8, 16, 17, 32, 33, 64]
@@ -2425,3 +2426,27 @@ def test_padding_pattern_in_outputs_off_element_boundaries(dtype, tag, pad):
         got = lk.Layout(tag, dims="NCHW").pack(x, pad_value=pad, out=out)
         assert got.tobytes() == want.tobytes(), (shape, offset)
         assert not raw[:start].any() and not raw[start + want.nbytes :].any()
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "dims", "shape", "dtype", "kw"),
+    [("NHWC", "HCWN4c", "NHWC", (2, 14, 14, 64), np.uint8, {}),
+     ("HCWN8c", "NHWC", "NHWC", (3, 9, 11, 32), np.uint8, {}),
+     ("NHWC", "HCWN2c", "NHWC", (2, 10, 25, 10), np.float16, {}),
+     ("NHWC", "NCHW32c", "NCHW", (2, 15, 25, 51), np.float32, {"dtype": ml_dtypes.bfloat16}),
+     ("NHWC", "NCHW", "NCHW", (1, 3, 40, 50), np.float32, {"dtype": np.float16})],
+)  # fmt: skip
+def test_pad_pattern_read_within_its_element(monkeypatch, src, dst, dims, shape, dtype, kw):
+    """The pad pattern (one output element) ends at an inaccessible page: plans
+    of wider elements than the array's (runs of a few bytes as one) and
+    conversions repacking in the source's wider elements read no byte of it
+    past its end."""
+    real = _engine._pad_bytes
+    monkeypatch.setattr(_engine, "_pad_bytes", lambda value, dt: _guarded_copy(real(value, dt)))
+    x = _data(shape, dtype, seed=shape[3])
+    if dtype == np.float32:
+        x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    a, b = lk.Layout(src, dims=dims), lk.Layout(dst, dims=dims)
+    got = lk.convert(a.pack(x), shape, a, b, **kw)
+    want = x.astype(kw["dtype"]) if "dtype" in kw else x
+    assert got.tobytes() == ref_pack(want, dst, dims=dims).tobytes()

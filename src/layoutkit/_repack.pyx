@@ -1553,7 +1553,11 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     cdef uint64_t buf_mem[STAGE_WORDS]
     cdef char* buf = <char*>buf_mem
     cdef char* whole
-    # The same levels, written densely in source-sized elements.
+    cdef uint64_t no_pad = 0
+    # The same levels, written densely in source-sized elements. The box has
+    # no padding, but the repack kernels load a pad element of their element
+    # size, which the destination's pattern may be shorter than (float32 ->
+    # bfloat16: 2 bytes).
     ds2[nlev - 1] = ses
     for k in range(nlev - 2, -1, -1):
         ds2[k] = ds2[k + 1] * P.ext[k + 1]
@@ -1561,6 +1565,7 @@ cdef void copy_then_cast(const Plan* P, int lev, const char* src, char* dst,
     Q.esize = ses
     Q.cast_src = -1
     Q.stream = 0
+    Q.pad = <const uint8_t*>&no_pad
     # Split at the first level whose digits are at most 8 KiB each (below).
     top = lev
     while top < nlev - 1 and ds2[top] > STAGE:
@@ -2688,6 +2693,7 @@ cdef class RepackPlan:
         cdef int rc
         if pad.nbytes < self.pad_esize:
             raise ValueError("pad pattern is shorter than one element")
+        pad = self._kernel_pad(pad)
         n0 = self.ext[0] if self.nlev else 1
         n1 = self.ext[1] if self.nlev > 1 else 1
         lev = -1
@@ -2812,10 +2818,18 @@ cdef class RepackPlan:
         ohi = olo + cnp.PyArray_NBYTES(o)
         if olo < hi and lo < ohi:
             return None
-        if cnp.PyArray_NBYTES(pad) < self.esize:
+        if cnp.PyArray_NBYTES(pad) < self.pad_esize:
             raise ValueError("pad pattern is shorter than one element")
-        self._run_serial(src, o, pad)
+        self._run_serial(src, o, self._kernel_pad(pad))
         return o if same else o.reshape(shape)
+
+    cdef cnp.ndarray _kernel_pad(self, cnp.ndarray pad):
+        # A plan of wider elements than the array's (runs of a few elements as
+        # one, pad_esize < esize) has no padding, but its kernels load a pad
+        # element of esize bytes: give them the pattern repeated that far.
+        if cnp.PyArray_NBYTES(pad) >= self.esize:
+            return pad
+        return np.resize(pad, self.esize)
 
     cdef void _run_serial(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad):
         cdef Plan P = self.base
@@ -2855,6 +2869,7 @@ cdef class RepackPlan:
         cdef const int64_t* rng = <const int64_t*>cnp.PyArray_DATA(self.ranges)
         cdef const char* s
         cdef char* o
+        pad = self._kernel_pad(pad)
         P.pad = <const uint8_t*>cnp.PyArray_DATA(pad)
         P.stream = self._stream_mode()
         s = <const char*>cnp.PyArray_DATA(src) + self.src_base
@@ -3101,7 +3116,7 @@ cdef class CPlan:
         if pad.nbytes < plan.pad_esize or not pad.flags.c_contiguous:
             raise ValueError("pad must be a contiguous pattern of at least one element")
         self.plan = plan
-        self.pad = pad.copy()
+        self.pad = plan._kernel_pad(pad).copy()
         self.pad.setflags(write=False)
         self.run_state.P = plan.base
         self.run_state.P.pad = <const uint8_t*>cnp.PyArray_DATA(self.pad)
