@@ -463,3 +463,27 @@ def test_rgb_planes_quantized_into_padded_pixels(scale, dst, zero_point, pad, bl
     padded[:, :3] = q
     want = padded.reshape(1, 1, block, 2, w).transpose(3, 1, 4, 0, 2)  # [H][C/b][W][N][b]
     assert hw.to_hw(x).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(("dst", "zero_point"), [(np.int16, 0), (np.int16, -300), (np.int16, 32767),
+                                                 (np.uint16, 0), (np.uint16, 32768)])  # fmt: skip
+@pytest.mark.parametrize("scale", [0.37, 1 / 3, 7.3, 2.0**-7])
+def test_quantize_to_16_bits_near_ties(dst, zero_point, scale):
+    """float32 -> int16 / uint16 by the vector loop: values at and next to every
+    tie from -70000 to 70000 steps (where x * (1/scale) and x / scale may round
+    apart, a window that grows with the quotient), NaN, infinities and far
+    values, exactly as dividing."""
+    rng = np.random.default_rng(int(scale * 1000) + abs(zero_point))
+    k = rng.integers(-70000, 70000, 20000)
+    ties = ((k + 0.5) * np.float32(scale)).astype(np.float32)
+    near = np.nextafter(ties, np.float32(np.inf)), np.nextafter(ties, np.float32(-np.inf))
+    # quotients at the edges of int32 (where adding the zero point could wrap),
+    # at every position of a vector step
+    edges = np.float32(scale) * np.array([2**31 - 128, -(2**31 - 128), 2**30, -(2**30), 2.0**31,
+                                          -(2.0**31), 2.0**32, -(2.0**33)])  # fmt: skip
+    edges = np.resize(edges.astype(np.float32), 16 * 9)
+    x = np.concatenate([ties, *near, (rng.standard_normal(20000) * 4e4).astype(np.float32), edges,
+                        np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 0.0, -0.0], np.float32)])  # fmt: skip
+    x = x.reshape(1, 1, 1, -1)
+    got = lk.Layout("NCHW").pack(x, dtype=dst, scale=scale, zero_point=zero_point)
+    assert got.tobytes() == quantize_ref(x, scale, zero_point, dst).tobytes()

@@ -2279,6 +2279,21 @@ for i, (flat, dst) in enumerate(cases):
     src = lk.Layout("NHWC", dims="NCHW")
     out[f"{i}p"] = lk.convert(np.ascontiguousarray(xs.transpose(0, 2, 3, 1)), xs.shape, src, padded,
                               dtype=dst).view(np.uint8)
+# through float32 in pieces (float16 / bfloat16 <-> integers and each other),
+# and float32 -> 16-bit integers, near ties included
+r = (rng.standard_normal(1 << 16) * 3000).astype(np.float32)
+k = rng.integers(-70000, 70000, 4096)
+r[:4096] = ((k + 0.5) * np.float32(0.37)).astype(np.float32)
+r[4096:4196] = np.nan
+r = r.reshape(1, 16, 1, -1)
+for j, (din, dout, zp) in enumerate([(np.float32, np.int16, -300), (np.float32, np.uint16, 32768),
+                                     (np.float16, np.uint8, 3), (np.float16, np.int16, 0),
+                                     (ml_dtypes.bfloat16, np.int8, -2), (np.uint8, np.float16, 7),
+                                     (np.int8, ml_dtypes.bfloat16, 1), (np.float16, ml_dtypes.bfloat16, 0),
+                                     (ml_dtypes.bfloat16, np.float16, 0)]):
+    x = r.astype(din) if np.dtype(din).kind == "f" or din is ml_dtypes.bfloat16 else (r % 200).astype(din)
+    kw = {"scale": 0.37, "zero_point": zp} if "int" in np.dtype(din).name + np.dtype(dout).name else {}
+    out[f"t{j}"] = lk.convert(x, x.shape, "NCHW", "NCHW", dtype=dout, **kw).view(np.uint8)
 q = (rng.standard_normal((1, 3, 100, 130)) * 90).astype(np.float32)
 q.reshape(-1)[::41] = np.nan
 nhwc = np.ascontiguousarray(q.transpose(0, 2, 3, 1))

@@ -278,6 +278,57 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize_f32_avx2(void *rest
     return i;
 }
 
+/* lk_near_tie_avx2 for 16-bit results, which saturate alike only past
+ * |v| = 2^17: the window grows with |v| (|v| * 2^-21, over the 3 * 2^-24 * |v|
+ * by which x * inv and x / scale may differ). */
+__attribute__((target("avx2"))) static inline __m256 lk_near_tie16_avx2(__m256 v) {
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 r = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 off = _mm256_sub_ps(_mm256_set1_ps(0.5f),
+                               _mm256_and_ps(_mm256_sub_ps(v, r), absmask)); /* to the tie */
+    __m256 tol = _mm256_add_ps(_mm256_mul_ps(_mm256_and_ps(v, absmask), _mm256_set1_ps(0x1p-21f)),
+                               _mm256_set1_ps(0x1p-24f));
+    return _mm256_cmp_ps(off, tol, _CMP_LE_OQ);
+}
+
+/* float32 -> int16 / uint16, 16 elements a step, the arithmetic of
+ * lk_quantize_f32_avx2 but with the zero point added in 32 bits before the
+ * saturating pack: int16's range is close enough to the quotients that
+ * saturating first would change results (-32800 + 100 must give -32700).
+ * Quotients are clamped to +-2^30 first, so adding the zero point cannot wrap;
+ * beyond that every result saturates alike. */
+__attribute__((target("avx2"))) static ptrdiff_t lk_quantize16_f32_avx2(void *restrict dst,
+                                                                       const float *restrict src,
+                                                                       ptrdiff_t n, int is_signed,
+                                                                       float scale, float zp) {
+    int exact;
+    if (!lk_quant_scale_ok(scale, &exact)) return 0;
+    const __m256 vinv = _mm256_set1_ps(1.0f / scale), vscale = _mm256_set1_ps(scale);
+    const __m256i vzp = _mm256_set1_epi32((int)zp);
+    const __m256i lo = _mm256_set1_epi32(-(1 << 30)), hi = _mm256_set1_epi32(1 << 30);
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 v0 = _mm256_mul_ps(_mm256_loadu_ps(src + i), vinv);
+        __m256 v1 = _mm256_mul_ps(_mm256_loadu_ps(src + i + 8), vinv);
+        if (!exact &&
+            _mm256_movemask_ps(_mm256_or_ps(lk_near_tie16_avx2(v0), lk_near_tie16_avx2(v1)))) {
+            v0 = _mm256_div_ps(_mm256_loadu_ps(src + i), vscale);
+            v1 = _mm256_div_ps(_mm256_loadu_ps(src + i + 8), vscale);
+        }
+        __m256i odd = _mm256_setzero_si256();
+        __m256i q0 = lk_cvt_marked_avx2(v0, &odd), q1 = lk_cvt_marked_avx2(v1, &odd);
+        if (!_mm256_testz_si256(odd, odd)) {
+            q0 = lk_quant32_avx2(v0);
+            q1 = lk_quant32_avx2(v1);
+        }
+        q0 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q0, lo), hi), vzp);
+        q1 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q1, lo), hi), vzp);
+        __m256i w = is_signed ? _mm256_packs_epi32(q0, q1) : _mm256_packus_epi32(q0, q1);
+        _mm256_storeu_si256((__m256i *)((char *)dst + 2 * i), _mm256_permute4x64_epi64(w, 0xD8));
+    }
+    return i;
+}
+
 #ifdef LK_HAVE_VBMI_TILES
 /* lk_quantize_f32_avx2 with 512-bit registers, 64 elements a step, the same
  * arithmetic: x * (1/scale), near-tie steps redone by division (unless the
@@ -907,10 +958,37 @@ static inline int lk_cast_gathered(void *restrict dst, const void *restrict src,
     return 0;
 }
 
+/* Whether a conversion goes through float32 in L1 pieces: between float16 /
+ * bfloat16 and the integers, or each other. The direct loops widen or round
+ * each element by the scalar functions inside the quantize loop (float16 ->
+ * uint8 of 1x64x256x256 took 98 ms); through float32 both halves run the
+ * vector loops, with the same arithmetic (widening is exact; the quantize and
+ * dequantize work in float32 either way). */
+static inline int lk_cast_via_f32(int st, int dt) {
+    int half_s = st == LK_T_F16 || st == LK_T_BF16, half_d = dt == LK_T_F16 || dt == LK_T_BF16;
+    return st != dt && st != LK_T_F32 && dt != LK_T_F32 && (half_s || half_d);
+}
+
+static inline int lk_cast_through_f32(void *restrict dst, const void *restrict src, ptrdiff_t n,
+                                      int st, int dt, float scale, float zp) {
+    enum { PIECE = 512 };
+    float buf[PIECE];
+    ptrdiff_t es = lk_type_size(st), ed = lk_type_size(dt);
+    for (ptrdiff_t i0 = 0; i0 < n; i0 += PIECE) {
+        ptrdiff_t m = n - i0 < PIECE ? n - i0 : PIECE;
+        if (lk_cast(buf, (const char *)src + i0 * es, m, es, st, LK_T_F32, scale, zp) != 0 ||
+            lk_cast((char *)dst + i0 * ed, buf, m, 4, LK_T_F32, dt, scale, zp) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static inline int lk_cast(void *restrict dst, const void *restrict src, ptrdiff_t n, ptrdiff_t s,
                           int st, int dt, float scale, float zp) {
     if (s != lk_type_size(st) && n >= 16 && st != dt)
         return lk_cast_gathered(dst, src, n, s, st, dt, scale, zp);
+    if (n >= 16 && lk_cast_via_f32(st, dt))
+        return lk_cast_through_f32(dst, src, n, st, dt, scale, zp);
 #ifdef LK_HAVE_X86_CLONES
     if (s == lk_type_size(st)) {
         ptrdiff_t done = lk_cast_floats_x86(dst, src, n, st, dt);
@@ -927,6 +1005,12 @@ static inline int lk_cast(void *restrict dst, const void *restrict src, ptrdiff_
         n -= done;
     }
 #endif
+    if (lk_avx2() && st == LK_T_F32 && (dt == LK_T_I16 || dt == LK_T_U16) && s == 4 && n >= 16) {
+        ptrdiff_t done = lk_quantize16_f32_avx2(dst, (const float *)src, n, dt == LK_T_I16, scale, zp);
+        dst = (char *)dst + 2 * done;
+        src = (const char *)src + 4 * done;
+        n -= done;
+    }
     if (lk_avx2() && st == LK_T_F32 && (dt == LK_T_I8 || dt == LK_T_U8) && s == 4 && n >= 32) {
         ptrdiff_t done = lk_quantize_f32_avx2(dst, (const float *)src, n, dt == LK_T_I8, scale, zp);
         dst = (char *)dst + done;
