@@ -2465,3 +2465,18 @@ def test_pad_pattern_read_within_its_element(monkeypatch, src, dst, dims, shape,
     got = lk.convert(a.pack(x), shape, a, b, **kw)
     want = x.astype(kw["dtype"]) if "dtype" in kw else x
     assert got.tobytes() == ref_pack(want, dst, dims=dims).tobytes()
+
+
+def test_deinterleave_grids_of_a_batch_stay_in_the_source():
+    """A de-interleave grid box starts where the outer levels put it: in
+    HCWN2c of two images each image's slots start 2 bytes into the 4-byte
+    pixel, so the grid (whole pixels from the box's start) is not used there;
+    unpacking with a dequantize from a source ending at an inaccessible page
+    reads nothing past it."""
+    shape = (2, 33, 2, 37)
+    x = _data(shape, np.uint8, seed=3)
+    a, b = lk.Layout("HCWN2c", dims="NCHW"), lk.Layout("CHWN", dims="NCHW")
+    src = _guarded_copy(ref_pack(x, "HCWN2c", dims="NCHW"))
+    got = lk.convert(src, shape, a, b, dtype=np.float32, scale=0.5, zero_point=127)
+    want = (x.astype(np.float32) - np.float32(127)) * np.float32(0.5)
+    assert got.tobytes() == ref_pack(want, "CHWN", dims="NCHW").tobytes()

@@ -1818,11 +1818,14 @@ cdef bint copy_deinterleaves(const Plan* P, int lev, const char* src, char* dst,
             idx[k] = 0
             order[nord] = k
             nord += 1
-            # The grid kernels load whole pixels from each box's start: a box
-            # that starts on another slot (HWCN -> NCHW of 2 x 2 slots, its
-            # second channel 2 bytes in) would read past the last pixel.
-            if P.ss[k] % (istride * es):
-                grid = False
+    # The grid kernels load whole pixels from each box's start: a box that
+    # starts on another slot (HWCN -> NCHW of 2 x 2 slots, its second channel
+    # 2 bytes in; HCWN2c of a batch, each image's slots 2 bytes on) would read
+    # past the last pixel. Every level but L, the outer ones included, must
+    # step whole pixels.
+    for k in range(nlev - 1):
+        if k != L and P.ss[k] % (istride * es):
+            grid = False
     if (grid
             and copy_box_grid(P, order, nord, idx, ext, src, dst,
                               LK_GRID_DI4_U8 if istride == 4 else LK_GRID_DI2_U16, NULL, 0,
