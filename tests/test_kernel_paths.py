@@ -2480,3 +2480,34 @@ def test_deinterleave_grids_of_a_batch_stay_in_the_source():
     got = lk.convert(src, shape, a, b, dtype=np.float32, scale=0.5, zero_point=127)
     want = (x.astype(np.float32) - np.float32(127)) * np.float32(0.5)
     assert got.tobytes() == ref_pack(want, "CHWN", dims="NCHW").tobytes()
+
+
+@pytest.mark.parametrize(
+    ("src", "shape", "din", "dout", "kw"),
+    [("NHWC", (1, 64, 128, 160), np.float32, np.float16, {}),
+     ("NHWC", (1, 32, 128, 160), np.uint8, np.float32, {"scale": 0.25, "zero_point": 128}),
+     ("NCHW16c", (1, 48, 256, 192), np.float32, np.int8, {"scale": 0.37, "zero_point": -3}),
+     ("NHWC", (1, 3, 1024, 1000), np.float32, ml_dtypes.bfloat16, {})],
+)  # fmt: skip
+def test_converting_large_strided_sources_on_two_threads(src, shape, din, dout, kw):
+    """Outputs of 2 MiB or more converted from strided sources split between
+    two threads: each slice repacks its own box in the source's elements and
+    converts it; the bytes equal one thread's and numpy's."""
+    rng = np.random.default_rng(shape[1])
+    x = (
+        rng.integers(0, 256, shape).astype(din)
+        if din == np.uint8
+        else rng.standard_normal(shape).astype(din)
+    )
+    layout = lk.Layout(src, dims="NCHW")
+    packed = layout.pack(x)
+    one = lk.convert(packed, shape, layout, "NCHW", dtype=dout, threads=1, **kw)
+    two = lk.convert(packed, shape, layout, "NCHW", dtype=dout, threads=2, **kw)
+    assert one.nbytes >= 2 << 20 and one.tobytes() == two.tobytes()
+    if din == np.uint8:
+        want = (x.astype(np.float32) - np.float32(128)) * np.float32(0.25)
+    elif dout == np.int8:
+        want = np.clip(np.rint(x / np.float32(0.37)) - 3, -128, 127)
+    else:
+        want = x
+    assert one.tobytes() == want.astype(dout).tobytes()
