@@ -1422,15 +1422,15 @@ cdef void copy_small_rows(const Plan* P, int lev, const char* src, char* dst,
         # of 64 chunks 2-4 KiB apart per output row, a demand miss each once the
         # source has left the cache (compare_builds.py on Zen 4, Crouton -> NHWC
         # uint8 1x64x256x256 0.80-0.85x the time, float16 8x256x56x56 0.79-0.83x).
-        # Packing's blocks are in source order already; its pixels of 4-8 runs
-        # go further, below.
+        # Packing's blocks are in source order already.
         nord = order_by_source(P, lev, b, order, idx)
         # Packing's pixels of several runs go one chunk at a time (the plain
         # loop at the end) on Intel when the operation moves at most 4 MiB (2
         # MiB for 128-byte runs) and its output was not filled first: each
         # chunk's rows are then written front to back, where a pixel's runs
-        # went to chunks 2 KiB apart, two L1 sets. NHWC -> Crouton on the Xeon,
-        # alternating in one process over three processes: 1x512x16x16 uint8 /
+        # went to chunks 2 KiB apart, two L1 sets. Otherwise pixels are read
+        # front to back (the two branches below). NHWC -> Crouton on the Xeon,
+        # 30 alternations in one process, three processes: 1x512x16x16 uint8 /
         # float16 / float32 0.58-0.66x the time, 1x256x56x56 uint8 0.57-0.6x,
         # float16 0.92x, 1x128x112x112 uint8 0.73x; past 4 MiB float16 lost
         # (1x128x112x112: 1.05-1.09x) and 8x256x56x56 was unchanged. A filled
