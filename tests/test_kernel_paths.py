@@ -1375,6 +1375,16 @@ def test_small_outputs_padded_in_two_dims(store_mode, dtype, tag, shape, left, t
     assert layout.unpack(got, shape).tobytes() == x.tobytes()
 
 
+def _check_crouton_round_trip(shape, dtype, threads):
+    """NHWC -> NHWC8h8w32c of ``shape`` matches the reference byte for byte,
+    and unpacking restores the input."""
+    x = _data(shape, dtype, seed=shape[3])
+    layout = lk.Layout("NHWC8h8w32c", dims="NHWC")
+    got = layout.pack(x, threads=threads)
+    assert got.tobytes() == ref_pack(x, "NHWC8h8w32c", dims="NHWC").tobytes()
+    assert layout.unpack(got, shape, threads=threads).tobytes() == x.tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32], ids=str)
 @pytest.mark.parametrize("c", [64, 128, 160, 256, 512])
 @pytest.mark.parametrize("threads", [1, 2])
@@ -1382,12 +1392,7 @@ def test_crouton_pack_pixels_of_several_runs(dtype, c, threads):
     """Packing pixels of 2-16 runs of 32 channels, an operation small enough
     to go a chunk at a time on Intel (elsewhere pixel by pixel): every byte
     matches the reference, unpacking restores the input."""
-    shape = (2, 16, 24, c)
-    x = _data(shape, dtype, seed=c)
-    layout = lk.Layout("NHWC8h8w32c", dims="NHWC")
-    got = layout.pack(x, threads=threads)
-    assert got.tobytes() == ref_pack(x, "NHWC8h8w32c", dims="NHWC").tobytes()
-    assert layout.unpack(got, shape, threads=threads).tobytes() == x.tobytes()
+    _check_crouton_round_trip((2, 16, 24, c), dtype, threads)
 
 
 @pytest.mark.parametrize(("dtype", "c"), [(np.uint8, 256), (np.uint8, 512), (np.float16, 256)])
@@ -1397,12 +1402,7 @@ def test_crouton_pack_pixels_front_to_back(dtype, c, threads):
     its runs scattered to their chunks, and pixels of more runs 8 runs at a
     time across every pixel: every byte matches the reference, unpacking
     restores the input."""
-    shape = (1, 136, 136, c)
-    x = _data(shape, dtype, seed=c)
-    layout = lk.Layout("NHWC8h8w32c", dims="NHWC")
-    got = layout.pack(x, threads=threads)
-    assert got.tobytes() == ref_pack(x, "NHWC8h8w32c", dims="NHWC").tobytes()
-    assert layout.unpack(got, shape, threads=threads).tobytes() == x.tobytes()
+    _check_crouton_round_trip((1, 136, 136, c), dtype, threads)
 
 
 @pytest.mark.parametrize(
