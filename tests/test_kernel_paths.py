@@ -2511,3 +2511,33 @@ def test_converting_large_strided_sources_on_two_threads(src, shape, din, dout, 
     else:
         want = x
     assert one.tobytes() == want.astype(dout).tobytes()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("preset", "dtype", "pad"),
+    [("R4Crouton4x1Layout", np.uint8, 7), ("R4Crouton4x1Layout", np.int8, 0),
+     ("R4Crouton2Layout", np.float16, 3.0), ("R4Crouton2Layout", ml_dtypes.bfloat16, 0)],
+)  # fmt: skip
+@pytest.mark.parametrize("how", ["contiguous", "reversed_w", "channel_slice", "guarded"])
+def test_crouton_chunks_written_in_order(preset, dtype, pad, how, threads):
+    """NHWC -> R4Crouton4x1 / R4Crouton2 of padded planes with whole 32-channel
+    blocks, a chunk at a time (layoutkit_chunks.h): byte chunks in pairs from
+    64 bytes of each pixel, a last odd chunk from its 32 (C = 96, 32: with the
+    source ending at an inaccessible page, a read past the last pixel faults),
+    ragged H and W blocks, batches, strided sources and an output at an odd
+    byte offset. Checked against the numpy model, every byte around the output
+    untouched."""
+    layout = lk.htp.layout(preset)
+    for k, shape in enumerate(
+        [(1, 7, 7, 2048), (1, 7, 7, 96), (1, 7, 5, 32), (3, 9, 13, 64), (1, 14, 14, 160),
+         (2, 1, 1, 32), (1, 17, 6, 128)]
+    ):  # fmt: skip
+        x = _data(shape, dtype, seed=k)
+        src = _guarded_copy(x) if how == "guarded" else _strided_source(x, how)
+        want = ref_pack(x, str(layout), dims=layout.dims, pad_value=pad)
+        raw, start, out = _output_at(want.shape, dtype, 5 if k % 2 else 0)
+        raw[:] = 0xA5
+        got = layout.pack(src, pad_value=pad, out=out, threads=threads)
+        assert got.tobytes() == want.tobytes(), (shape, how)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
