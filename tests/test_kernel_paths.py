@@ -2523,7 +2523,8 @@ def test_converting_large_strided_sources_on_two_threads(src, shape, din, dout, 
 def test_crouton_chunks_written_in_order(preset, dtype, pad, how, threads):
     """NHWC -> R4Crouton4x1 / R4Crouton2 of padded planes with whole 32-channel
     blocks, a chunk at a time (layoutkit_chunks.h): byte chunks in pairs from
-    64 bytes of each pixel, a last odd chunk from its 32 (C = 96, 32: with the
+    64 bytes of each pixel (staged in L1 for pixels 1 KiB or more apart), a
+    last odd chunk from its 32 (C = 96, 32: with the
     source ending at an inaccessible page, a read past the last pixel faults),
     ragged H and W blocks, batches, strided sources and an output at an odd
     byte offset. Checked against the numpy model, every byte around the output
@@ -2531,7 +2532,7 @@ def test_crouton_chunks_written_in_order(preset, dtype, pad, how, threads):
     layout = lk.htp.layout(preset)
     for k, shape in enumerate(
         [(1, 7, 7, 2048), (1, 7, 7, 96), (1, 7, 5, 32), (3, 9, 13, 64), (1, 14, 14, 160),
-         (2, 1, 1, 32), (1, 17, 6, 128)]
+         (2, 1, 1, 32), (1, 17, 6, 128), (1, 9, 7, 1024)]
     ):  # fmt: skip
         x = _data(shape, dtype, seed=k)
         src = _guarded_copy(x) if how == "guarded" else _strided_source(x, how)
