@@ -13,10 +13,11 @@
  * the same pass (two rounds of vpermt2b interleave four pixels' bytes, one
  * two pixels' half-words). Small padded outputs (7x7 planes and other H, W
  * that are not multiples of 8) had been filled with padding first and then
- * given their data box by box. Byte chunks read 64 bytes of each pixel and
- * write two chunks at once (`pair`: the next chunk's 32 channels), so that
- * every source line is read once: one chunk at a time took 1.13x the time
- * of 1x7x7x2048, 2.2x for R4CroutonLayout's 32-byte slots.
+ * given their data box by box. Where the next chunk holds the next 32
+ * channels, two chunks are written at once (`pair`) from 64 bytes of each
+ * pixel (bytes) or 128 (half-words), so that every source line is read once
+ * and whole: one chunk at a time took 1.13x the time of R4Crouton4x1 of
+ * 1x7x7x2048 (2.2x for R4CroutonLayout's 32-byte slots), 1.1x for R4Crouton2.
  *
  * R4CroutonLayout itself (one pixel a slot) is left to the fill-then-copy
  * path: written in order it took 1.2-1.5x the time of that path's fill in
@@ -83,7 +84,8 @@ LK_VBMI static inline void lk_chunk_row(char *d, ptrdiff_t pair, const char *row
             }
         }
     } else {
-        /* K == 2, half-words: two pixels' 64 bytes into 128. */
+        /* K == 2, half-words: two pixels' 64 bytes into 128 (and the next 64 bytes
+     * of each into the paired chunk). */
         const __m512i lo16 = _mm512_load_si512((const void *)lk_chunk_zip[2]);
         const __m512i hi16 = _mm512_load_si512((const void *)lk_chunk_zip[3]);
         for (w = 0; w < Ew; w += 2) {
@@ -91,6 +93,12 @@ LK_VBMI static inline void lk_chunk_row(char *d, ptrdiff_t pair, const char *row
             __m512i b = lk_chunk_pixel(row, sw, w + 1, nw, 1, pad);
             _mm512_storeu_si512((void *)(d + w * 64), _mm512_permutex2var_epi8(a, lo16, b));
             _mm512_storeu_si512((void *)(d + w * 64 + 64), _mm512_permutex2var_epi8(a, hi16, b));
+            if (pair) {
+                a = w < nw ? _mm512_loadu_si512((const void *)(row + w * sw + 64)) : pad;
+                b = w + 1 < nw ? _mm512_loadu_si512((const void *)(row + (w + 1) * sw + 64)) : pad;
+                _mm512_storeu_si512((void *)(d + pair + w * 64), _mm512_permutex2var_epi8(a, lo16, b));
+                _mm512_storeu_si512((void *)(d + pair + w * 64 + 64), _mm512_permutex2var_epi8(a, hi16, b));
+            }
         }
     }
 }
@@ -118,12 +126,12 @@ static inline void lk_rep_movsb(void *d, const void *s, size_t n) {
     __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
 }
 
-/* Byte chunk pairs whose pixels lie 1 KiB or more apart are built in an L1
- * stage and copied out by `rep movsb`: the source lines then share a few L1
- * sets, and the direct stores' misses beside the loads' took 1.17-1.25x the
- * time (R4Crouton4x1 of 1x7x7x2048; 512-byte pixels 0.98-1.1x, 64-256 bytes
- * 0.86-0.88x, so those write directly; half-word chunks, unpaired, lost
- * 1.04-1.06x staged). */
+/* Chunk pairs whose pixels lie 1 KiB or more apart are built in an L1 stage
+ * and copied out by `rep movsb`: the source lines then share a few L1 sets,
+ * and the direct stores' misses beside the loads' took 1.17-1.3x the time
+ * (R4Crouton4x1 of 1x7x7x2048, R4Crouton2 of 1x7x7x2048 and 4x7x7x512;
+ * 512-byte pixels 0.98-1.1x, 64-256 bytes 0.86-0.88x, so those write
+ * directly; a single chunk, 2 KiB, lost 1.04-1.06x staged). */
 LK_VBMI static void lk_chunk_rows_vbmi(char *dst, ptrdiff_t pair, const char *src, ptrdiff_t sh,
                                        ptrdiff_t sw, ptrdiff_t Eh, ptrdiff_t Ew, ptrdiff_t nh,
                                        ptrdiff_t nw, int K, int es, const uint8_t *pad64) {
@@ -143,7 +151,7 @@ LK_VBMI static void lk_chunk_rows_vbmi(char *dst, ptrdiff_t pair, const char *sr
 static inline int lk_chunk_rows_fit(ptrdiff_t Ew, int K, int es, int pair) {
 #ifdef LK_HAVE_VBMI_TILES
     if (!lk_vbmi() || Ew <= 0 || Ew % K) return 0;
-    return (K == 4 && es == 1) || (K == 2 && es == 2 && !pair);
+    return (K == 4 && es == 1) || (K == 2 && es == 2);
 #else
     (void)Ew; (void)K; (void)es; (void)pair;
     return 0;
