@@ -2542,3 +2542,36 @@ def test_crouton_chunks_written_in_order(preset, dtype, pad, how, threads):
         got = layout.pack(src, pad_value=pad, out=out, threads=threads)
         assert got.tobytes() == want.tobytes(), (shape, how)
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize(
+    ("preset", "dtype"),
+    [("R4Crouton4x1Layout", np.uint8), ("R4Crouton4x1Layout", np.int8),
+     ("R4Crouton2Layout", np.float16), ("R4Crouton2Layout", ml_dtypes.bfloat16)],
+)  # fmt: skip
+@pytest.mark.parametrize("guarded", [False, True])
+def test_crouton_chunks_unpacked_in_order(preset, dtype, guarded, threads):
+    """R4Crouton4x1 / R4Crouton2 of padded planes back into NHWC by the pack
+    plan walked backwards (RepackPlan.use_chunks_back): chunk pairs and a
+    last odd chunk, ragged H and W blocks, batches, pixels 4 KiB apart (left
+    to the walk), a packed buffer ending at an inaccessible page and an output
+    at an odd byte offset. Every byte equals the input; none around the output
+    is touched."""
+    layout = lk.htp.layout(preset)
+    for k, shape in enumerate(
+        [(1, 7, 7, 2048), (1, 7, 7, 96), (1, 7, 5, 32), (3, 9, 13, 64), (1, 14, 14, 160),
+         (2, 1, 1, 32), (1, 17, 6, 128), (1, 9, 7, 1024), (1, 5, 7, 4096)]
+    ):  # fmt: skip
+        x = _data(shape, dtype, seed=k)
+        packed = ref_pack(x, str(layout), dims=layout.dims, pad_value=1)
+        if guarded:
+            packed = _guarded_copy(packed)
+        raw, start, out = _output_at(x.shape, dtype, 5 if k % 2 else 0)
+        raw[:] = 0xA5
+        got = layout.unpack(packed, shape, out=out, threads=threads)
+        assert got.tobytes() == x.tobytes(), shape
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+    if "avx512vbmi" in _repack.simd_name() and not os.environ.get("LAYOUTKIT_SIMD"):
+        plan = _engine._cached_plan(layout, None, (1, 7, 7, 512), np.dtype(dtype).itemsize, None)
+        assert plan is not None and plan.chunks_back is not None

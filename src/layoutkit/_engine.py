@@ -242,9 +242,17 @@ def _cached_plan(
     else:
         dst = _layout_side(dst_layout, shape, out_size)
     try:
-        return _build_plan(src, dst, shape, out_size, conversion, src_layout is not None)
+        plan = _build_plan(src, dst, shape, out_size, conversion, src_layout is not None)
     except _NoLinearPlan:
         return None
+    if src_layout is not None and dst_layout is None and conversion is None and plan.ndim:
+        # Unpacking a padded crouton: the pack plan walked backwards chunk by
+        # chunk, where the chunk kernels take it (RepackPlan.use_chunks_back).
+        try:
+            plan.use_chunks_back(_build_plan(dst, src, shape, itemsize))
+        except _NoLinearPlan:
+            pass
+    return plan
 
 
 # ---------------------------------------------------------------------------

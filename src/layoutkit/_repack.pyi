@@ -40,6 +40,8 @@ class RepackPlan:
     dst_base: int
     # The source is a whole layout buffer: every slot of a source pixel is readable.
     src_whole: bool
+    # An unpack of a crouton the chunk kernels pack: that pack plan, walked backwards.
+    chunks_back: RepackPlan | None
     def __init__(
         self,
         ext: npt.ArrayLike,
@@ -61,6 +63,7 @@ class RepackPlan:
         src_whole: bool = False,
         pad_esize: int = 0,
     ) -> None: ...
+    def use_chunks_back(self, pack: RepackPlan) -> bool: ...
     def run(self, src: np.ndarray, dst: np.ndarray, pad: np.ndarray, threads: int = 1) -> None: ...
     def run_into(
         self,

@@ -254,6 +254,9 @@ cdef extern from "layoutkit_chunks.h" nogil:
                       Py_ssize_t Eh, Py_ssize_t Ew, Py_ssize_t nh, Py_ssize_t nw, int K, int es,
                       const uint8_t* pad64)
     int lk_chunk_rows_fit(Py_ssize_t Ew, int K, int es, int pair)
+    int lk_chunk_rows_unpack(char* pix, Py_ssize_t pair, const char* chunk, Py_ssize_t sh,
+                             Py_ssize_t sw, Py_ssize_t Ew, Py_ssize_t nh, Py_ssize_t nw, int K,
+                             int es)
 
 
 cdef extern from "layoutkit_pool.h" nogil:
@@ -2280,22 +2283,23 @@ cdef void fill_then_copy(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const 
         copy_levels(&Q, 0, s, o, hi - lo, 0, ALL_LANES)
 
 
-cdef bint copy_chunk_grid(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const char* src,
-                          char* dst, const int64_t* rng) noexcept nogil:
-    """Digits [t_lo, t_hi) of level 0 of NHWC -> R4Crouton4x1 / R4Crouton2 with
-    whole 32-channel blocks and padded planes, a chunk at a time: the plan's
-    last four levels [h, w / K, c, w % K] are one chunk, which lk_chunk_rows
-    writes front to back with its padding (layoutkit_chunks.h). Returns False
-    (nothing written) for other plans."""
+cdef struct ChunkGrid:
+    # A pack plan's chunks (see match_chunk_grid): levels [0, hl) outside them,
+    # rows h (level hl) of Ew pixels, K pixels a slot group.
+    int hl, K, es, a, b
+    Py_ssize_t Eh, Ew, sh, sw
+    bint pairable
+
+
+cdef bint match_chunk_grid(const Plan* P, const int64_t* rng, ChunkGrid* g) noexcept nogil:
+    """Whether the plan is NHWC -> R4Crouton4x1 / R4Crouton2 with whole 32-channel
+    blocks and padded planes: its last four levels [h, w / K, c, w % K] one chunk,
+    which lk_chunk_rows writes front to back with its padding
+    (layoutkit_chunks.h). Fills ``g``."""
     cdef int nlev = P.nlev
     cdef int es = <int>P.esize
     cdef int K, hl, wl, cl, a, b, lev, L, k
-    cdef Py_ssize_t Eh, Ew, sw, chunk, step, pair, base_a, base_b, nh, nw
-    cdef Py_ssize_t idx[MAX_LEVELS]
-    cdef const char* s
-    cdef char* o
-    cdef bint pairable
-    cdef uint8_t pad64[64]
+    cdef Py_ssize_t sw
     if P.ndim != 2 or P.cast_src >= 0 or P.stream or P.src_esize != P.esize:
         return False
     if not (es == 1 or es == 2) or nlev < 5 or P.dim[nlev - 1] < 0:
@@ -2310,8 +2314,7 @@ cdef bint copy_chunk_grid(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const
     if (a < 0 or b < 0 or a == b or P.wt[hl] != 1 or P.dim[cl] >= 0 or P.ext[cl] != 32
             or P.ss[cl] != es or P.ds[wl] != 32 * K * es):
         return False
-    Eh, Ew = P.ext[hl], P.ext[wl] * K
-    if P.ds[hl] != Ew * 32 * es:
+    if P.ds[hl] != P.ext[wl] * K * 32 * es:
         return False
     for k in range(2):
         # Every slot exists in the destination, data from the first on.
@@ -2320,43 +2323,59 @@ cdef bint copy_chunk_grid(const Plan* P, Py_ssize_t t_lo, Py_ssize_t t_hi, const
     for lev in range(hl):
         if P.dim[lev] >= 0 and P.dim[lev] != a and P.dim[lev] != b:
             return False
-    chunk = Eh * P.ds[hl]
     L = hl - 1
+    g.hl, g.K, g.es, g.a, g.b = hl, K, es, a, b
+    g.Eh, g.Ew, g.sh, g.sw = P.ext[hl], P.ext[wl] * K, P.ss[hl], sw
     # Two chunks at once where the level above steps from one chunk of
     # channels to the next: each pixel's 64 (bytes) or 128 (half-words) bytes
     # are read together, two whole lines (Crouton2 float16 of 1x7x7x2048
     # 0.9x the time, 1x57x61x128 0.82x).
-    pairable = P.dim[L] < 0 and P.ss[L] == 32 * es and P.ds[L] == chunk
-    if not lk_chunk_rows_fit(Ew, K, es, pairable) or not lk_chunk_rows_fit(Ew, K, es, False):
-        return False
-    for k in range(64):
-        pad64[k] = P.pad[k % es]
+    g.pairable = P.dim[L] < 0 and P.ss[L] == 32 * es and P.ds[L] == g.Eh * P.ds[hl]
+    return (lk_chunk_rows_fit(g.Ew, K, es, g.pairable) != 0
+            and lk_chunk_rows_fit(g.Ew, K, es, False) != 0)
+
+
+cdef void chunk_walk(const Plan* P, const int64_t* rng, const ChunkGrid* g, Py_ssize_t t_lo,
+                     Py_ssize_t t_hi, char* pixels, char* chunks, bint unpack) noexcept nogil:
+    """Digits [t_lo, t_hi) of level 0 of a matched pack plan, chunk by chunk:
+    packed from ``pixels`` (its source) into ``chunks``, or, with ``unpack``,
+    the chunks' data back into the pixels."""
+    cdef int hl = g.hl, L = g.hl - 1, lev, k
+    cdef Py_ssize_t pair, step, base_a, base_b, nh, nw, soff, doff
+    cdef Py_ssize_t idx[MAX_LEVELS]
+    cdef uint8_t pad64[64]
+    if not unpack:
+        for k in range(64):
+            pad64[k] = P.pad[k % g.es]
     for lev in range(hl):
         idx[lev] = 0
     idx[0] = t_lo
     while idx[0] < t_hi:
-        s, o = src, dst
-        base_a = base_b = 0
+        soff = doff = base_a = base_b = 0
         for lev in range(hl):
-            s += idx[lev] * P.ss[lev]
-            o += idx[lev] * P.ds[lev]
-            if P.dim[lev] == a:
+            soff += idx[lev] * P.ss[lev]
+            doff += idx[lev] * P.ds[lev]
+            if P.dim[lev] == g.a:
                 base_a += idx[lev] * P.wt[lev]
-            elif P.dim[lev] == b:
+            elif P.dim[lev] == g.b:
                 base_b += idx[lev] * P.wt[lev]
-        nh = clamp(rng[4 * a + 3] - base_a, 0, Eh)
-        nw = clamp(rng[4 * b + 3] - base_b, 0, Ew)
+        nh = clamp(rng[4 * g.a + 3] - base_a, 0, g.Eh)
+        nw = clamp(rng[4 * g.b + 3] - base_b, 0, g.Ew)
         pair, step = 0, 1
-        if pairable and idx[L] + 1 < (t_hi if L == 0 else P.ext[L]):
+        if g.pairable and idx[L] + 1 < (t_hi if L == 0 else P.ext[L]):
             pair, step = P.ds[L], 2
-        lk_chunk_rows(o, pair, s, P.ss[hl], sw, Eh, Ew, nh, nw, K, es, pad64)
+        if unpack:
+            lk_chunk_rows_unpack(pixels + soff, pair, chunks + doff, g.sh, g.sw, g.Ew, nh, nw,
+                                 g.K, g.es)
+        else:
+            lk_chunk_rows(chunks + doff, pair, pixels + soff, g.sh, g.sw, g.Eh, g.Ew, nh, nw,
+                          g.K, g.es, pad64)
         idx[L] += step
         lev = L
         while lev > 0 and idx[lev] >= P.ext[lev]:
             idx[lev] = 0
             lev -= 1
             idx[lev] += 1
-    return True
 
 
 cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const char* src,
@@ -2371,8 +2390,10 @@ cdef void walk(const Plan* P, int lev, Py_ssize_t t_lo, Py_ssize_t t_hi, const c
     cdef Py_ssize_t t, t2, n, nxt
     cdef int64_t child[4 * MAX_DIMS]
     cdef bint d_econ = False
+    cdef ChunkGrid grid
     if lev == 0 and not padmode and P.fill_box != NULL:
-        if copy_chunk_grid(P, t_lo, t_hi, src, dst, rng):
+        if match_chunk_grid(P, rng, &grid):
+            chunk_walk(P, rng, &grid, t_lo, t_hi, <char*>src, dst, False)
             return
         # A slice of the output at a time, so that the data goes into padded
         # lines still in L1 (1x2048x7x7, 32 KiB slices: NHWC -> Crouton uint8
@@ -2510,6 +2531,10 @@ cdef class RepackPlan:
     cdef readonly bint boxes_cover
     cdef readonly object pad_runs
     cdef readonly bint src_whole
+    # Where this plan unpacks a crouton that the chunk kernels pack: the pack
+    # plan (of the opposite direction), walked chunk by chunk the other way
+    # (see use_chunks_back); else None.
+    cdef readonly object chunks_back
     cdef readonly int nlev, ndim, cast_src, cast_dst
     cdef readonly Py_ssize_t esize, src_esize, src_base, dst_base
     # The pad pattern's length: the array's itemsize, where the plan moves
@@ -2785,6 +2810,9 @@ cdef class RepackPlan:
         if pad.nbytes < self.pad_esize:
             raise ValueError("pad pattern is shorter than one element")
         pad = self._kernel_pad(pad)
+        if self.chunks_back is not None:
+            self._run_chunks_back(src, dst, threads)
+            return
         n0 = self.ext[0] if self.nlev else 1
         n1 = self.ext[1] if self.nlev > 1 else 1
         lev = -1
@@ -2922,7 +2950,53 @@ cdef class RepackPlan:
             return pad
         return np.resize(pad, self.esize)
 
+    def use_chunks_back(self, RepackPlan pack not None):
+        """Unpack by walking ``pack``, the plan packing this plan's destination
+        into its source, backwards a chunk at a time, where the chunk kernels
+        take it (NHWC <- R4Crouton4x1 / R4Crouton2 of padded planes: each chunk
+        read in order, its data de-interleaved into 64-byte pieces of pixels,
+        its padding never read). Returns whether the plan now does."""
+        cdef ChunkGrid g
+        if (self.cast_src >= 0 or pack.cast_src >= 0 or pack.esize != self.esize
+                or pack.src_base or pack.dst_base or self.src_base or self.dst_base):
+            return False
+        if not match_chunk_grid(&pack.base, <const int64_t*>cnp.PyArray_DATA(pack.ranges), &g):
+            return False
+        if g.sw == 4096:
+            # Pixels 4 KiB apart, whose stores share one L1 set and alias the
+            # chunk loads' low address bits, went either way against the walk:
+            # Crouton2 float16 of 1x7x7x2048 1.25x the time, 1x12x12x2048 1.2x,
+            # Crouton4x1 of 1x7x7x4096 1.5x, but 1x15x15x2048 0.52x and
+            # 1x9x9x4096 0.7x. Left to the walk. (Elsewhere: Crouton4x1 0.27-0.85x
+            # the time, 1x7x7x2048 0.83x; Crouton2 0.44-1.0x.)
+            return False
+        self.chunks_back = pack
+        return True
+
+    cdef void _run_chunks_back(self, cnp.ndarray src, cnp.ndarray dst, int threads):
+        cdef RepackPlan pack = <RepackPlan>self.chunks_back
+        cdef ChunkJob job
+        cdef int rc = 1
+        job.P = pack.base
+        job.rng = <const int64_t*>cnp.PyArray_DATA(pack.ranges)
+        match_chunk_grid(&job.P, job.rng, &job.g)
+        job.pixels = <char*>cnp.PyArray_DATA(dst)
+        job.chunks = <char*>cnp.PyArray_DATA(src)
+        job.n = job.P.ext[0]
+        job.per = min(job.n, 4 * threads)
+        if cnp.PyArray_NBYTES(dst) < GIL_RELEASE_BYTES:
+            chunk_walk(&job.P, job.rng, &job.g, 0, job.n, job.pixels, job.chunks, True)
+            return
+        with nogil:
+            if threads > 1 and job.n >= 2 * threads:
+                rc = lk_pool_run(threads, job.per, run_chunk_item, &job)
+            if rc != 0:
+                chunk_walk(&job.P, job.rng, &job.g, 0, job.n, job.pixels, job.chunks, True)
+
     cdef void _run_serial(self, cnp.ndarray src, cnp.ndarray dst, cnp.ndarray pad):
+        if self.chunks_back is not None:
+            self._run_chunks_back(src, dst, 1)
+            return
         cdef Plan P = self.base
         cdef const int64_t* rng = <const int64_t*>cnp.PyArray_DATA(self.ranges)
         cdef const char* s = <const char*>cnp.PyArray_DATA(src) + self.src_base
@@ -3014,6 +3088,25 @@ cdef void run_slice_item(void* ctx, Py_ssize_t item) noexcept nogil:
         walk(&J.P, J.lev, lo, hi, J.src + d * J.P.ss[0], J.dst + d * J.P.ds[0], J.rng, False)
         if J.P.stream:
             lk_stream_fence()
+
+
+cdef struct ChunkJob:
+    Plan P              # the pack plan walked backwards
+    const int64_t* rng
+    ChunkGrid g
+    char* pixels
+    char* chunks
+    Py_ssize_t n        # digits of its level 0
+    Py_ssize_t per      # slices of them
+
+
+cdef void run_chunk_item(void* ctx, Py_ssize_t item) noexcept nogil:
+    """Slice ``item`` of a threaded chunk-by-chunk unpack (the pool's task)."""
+    cdef const ChunkJob* J = <const ChunkJob*>ctx
+    cdef Py_ssize_t lo = J.n * item // J.per
+    cdef Py_ssize_t hi = J.n * (item + 1) // J.per
+    if lo < hi:
+        chunk_walk(&J.P, J.rng, &J.g, lo, hi, J.pixels, J.chunks, True)
 
 
 cdef struct PlanRun:

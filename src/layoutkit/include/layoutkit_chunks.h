@@ -45,6 +45,19 @@
 #define LK_CH_Z16HI(p) LK_CH_ZIP16(p, 1)
 static const uint8_t lk_chunk_zip[4][64] __attribute__((aligned(64))) = {
     {LK_IDX64(LK_CH_Z8LO)}, {LK_IDX64(LK_CH_Z8HI)}, {LK_IDX64(LK_CH_Z16LO)}, {LK_IDX64(LK_CH_Z16HI)}};
+/* The way back. Byte q of pixel 0 (j = 0) or 1 (j = 2) of a slot group of
+ * half-words, its registers the group's two halves: channel q / 2, byte q % 2
+ * (and round 1 of the 4-way split: pixels' pairs A B or C D of channel q / 2). */
+#define LK_CH_UNZIP16(q, j) (((q) / 32) * 64 + 4 * (((q) / 2) % 16) + (q) % 2 + (j))
+/* Round 2 of the 4-way split: pixel j's byte of channel q from the pairs of
+ * channels 0-31 (first register) and 32-63 (second). */
+#define LK_CH_UNZIP8(q, j) ((q) < 32 ? 2 * (q) + (j) : 64 + 2 * ((q) - 32) + (j))
+#define LK_CH_U16A(q) LK_CH_UNZIP16(q, 0)
+#define LK_CH_U16B(q) LK_CH_UNZIP16(q, 2)
+#define LK_CH_U8A(q) LK_CH_UNZIP8(q, 0)
+#define LK_CH_U8B(q) LK_CH_UNZIP8(q, 1)
+static const uint8_t lk_chunk_unzip[4][64] __attribute__((aligned(64))) = {
+    {LK_IDX64(LK_CH_U16A)}, {LK_IDX64(LK_CH_U16B)}, {LK_IDX64(LK_CH_U8A)}, {LK_IDX64(LK_CH_U8B)}};
 
 /* Pixel w of a row, or the pad vector where the image has no such pixel; the
  * low 32 bytes only when the pixel's run is all there is (no pair). */
@@ -122,6 +135,58 @@ LK_VBMI static void lk_chunk_rows_direct(char *dst, ptrdiff_t pair, const char *
     }
 }
 
+/* Pixel pieces of one chunk row (and of the next chunk's, when pair != 0) back
+ * into the pixels: the inverse of lk_chunk_row, nw pixels of data. */
+LK_VBMI static inline void lk_chunk_row_unpack(char *row, ptrdiff_t sw, const char *d,
+                                               ptrdiff_t pair, ptrdiff_t Ew, ptrdiff_t nw,
+                                               int K) {
+    const __m512i u16a = _mm512_load_si512((const void *)lk_chunk_unzip[0]);
+    const __m512i u16b = _mm512_load_si512((const void *)lk_chunk_unzip[1]);
+    const __mmask64 low = (__mmask64)0xffffffffu;
+    for (ptrdiff_t w = 0; w < nw && w < Ew; w += K) {
+        const char *g = d + w * 32 * (K == 4 ? 1 : 2);
+        __m512i g0 = _mm512_loadu_si512((const void *)g);
+        __m512i g1 = _mm512_loadu_si512((const void *)(g + 64));
+        if (K == 2) {
+            /* Half-words: pixels A and B, 64 bytes each (and 64 more paired). */
+            __m512i a = _mm512_permutex2var_epi8(g0, u16a, g1);
+            __m512i b = _mm512_permutex2var_epi8(g0, u16b, g1);
+            _mm512_storeu_si512((void *)(row + w * sw), a);
+            if (w + 1 < nw) _mm512_storeu_si512((void *)(row + (w + 1) * sw), b);
+            if (pair) {
+                g0 = _mm512_loadu_si512((const void *)(g + pair));
+                g1 = _mm512_loadu_si512((const void *)(g + pair + 64));
+                a = _mm512_permutex2var_epi8(g0, u16a, g1);
+                b = _mm512_permutex2var_epi8(g0, u16b, g1);
+                _mm512_storeu_si512((void *)(row + w * sw + 64), a);
+                if (w + 1 < nw) _mm512_storeu_si512((void *)(row + (w + 1) * sw + 64), b);
+            }
+            continue;
+        }
+        /* Bytes of four pixels: pairs A B and C D of channels 0-31 ... */
+        __m512i ab = _mm512_permutex2var_epi8(g0, u16a, g1);
+        __m512i cd = _mm512_permutex2var_epi8(g0, u16b, g1);
+        __m512i ab2 = ab, cd2 = cd;
+        if (pair) {
+            /* ... and 32-63 from the paired chunk. */
+            g0 = _mm512_loadu_si512((const void *)(g + pair));
+            g1 = _mm512_loadu_si512((const void *)(g + pair + 64));
+            ab2 = _mm512_permutex2var_epi8(g0, u16a, g1);
+            cd2 = _mm512_permutex2var_epi8(g0, u16b, g1);
+        }
+        const __m512i u8a = _mm512_load_si512((const void *)lk_chunk_unzip[2]);
+        const __m512i u8b = _mm512_load_si512((const void *)lk_chunk_unzip[3]);
+        __m512i p[4] = {_mm512_permutex2var_epi8(ab, u8a, ab2), _mm512_permutex2var_epi8(ab, u8b, ab2),
+                        _mm512_permutex2var_epi8(cd, u8a, cd2), _mm512_permutex2var_epi8(cd, u8b, cd2)};
+        for (int i = 0; i < 4 && w + i < nw; i++) {
+            if (pair)
+                _mm512_storeu_si512((void *)(row + (w + i) * sw), p[i]);
+            else
+                _mm512_mask_storeu_epi8(row + (w + i) * sw, low, p[i]);
+        }
+    }
+}
+
 static inline void lk_rep_movsb(void *d, const void *s, size_t n) {
     __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
 }
@@ -145,6 +210,16 @@ LK_VBMI static void lk_chunk_rows_vbmi(char *dst, ptrdiff_t pair, const char *sr
     lk_chunk_rows_direct(dst, pair, src, sh, sw, Eh, Ew, nh, nw, K, es, pad64);
 }
 #endif /* LK_HAVE_VBMI_TILES */
+
+#ifdef LK_HAVE_VBMI_TILES
+LK_VBMI static void lk_chunk_rows_unpack_vbmi(char *pix, ptrdiff_t pair, const char *chunk,
+                                              ptrdiff_t sh, ptrdiff_t sw, ptrdiff_t Ew,
+                                              ptrdiff_t nh, ptrdiff_t nw, int K, int es) {
+    const ptrdiff_t row_bytes = Ew * 32 * es;
+    for (ptrdiff_t h = 0; h < nh; h++)
+        lk_chunk_row_unpack(pix + h * sh, sw, chunk + h * row_bytes, pair, Ew, nw, K);
+}
+#endif
 
 /* Whether lk_chunk_rows takes chunks of Ew pixels a row, slot groups of K
  * pixels of 32 channels of `es` bytes (pair: two chunks at once, bytes only). */
@@ -173,6 +248,24 @@ static inline int lk_chunk_rows(char *dst, ptrdiff_t pair, const char *src, ptrd
 #else
     (void)dst; (void)pair; (void)src; (void)sh; (void)sw; (void)Eh; (void)Ew; (void)nh;
     (void)nw; (void)K; (void)es; (void)pad64;
+    return 0;
+#endif
+}
+
+/* The way back: the nh x nw pixels of data of the chunk at `chunk` (and of
+ * the next, pair bytes on, into the pixels' next 32 channels) into the pixels
+ * at pix, rows sh bytes apart, pixels sw apart; padding slots are not read.
+ * Returns 0 (nothing written) where lk_chunk_rows_fit refuses the geometry. */
+static inline int lk_chunk_rows_unpack(char *pix, ptrdiff_t pair, const char *chunk,
+                                       ptrdiff_t sh, ptrdiff_t sw, ptrdiff_t Ew, ptrdiff_t nh,
+                                       ptrdiff_t nw, int K, int es) {
+#ifdef LK_HAVE_VBMI_TILES
+    if (!lk_chunk_rows_fit(Ew, K, es, pair != 0)) return 0;
+    lk_chunk_rows_unpack_vbmi(pix, pair, chunk, sh, sw, Ew, nh, nw, K, es);
+    return 1;
+#else
+    (void)pix; (void)pair; (void)chunk; (void)sh; (void)sw; (void)Ew; (void)nh; (void)nw;
+    (void)K; (void)es;
     return 0;
 #endif
 }
