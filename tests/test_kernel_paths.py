@@ -2575,3 +2575,24 @@ def test_crouton_chunks_unpacked_in_order(preset, dtype, guarded, threads):
     if "avx512vbmi" in _repack.simd_name() and not os.environ.get("LAYOUTKIT_SIMD"):
         plan = _engine._cached_plan(layout, None, (1, 7, 7, 512), np.dtype(dtype).itemsize, None)
         assert plan is not None and plan.chunks_back is not None
+
+
+@pytest.mark.parametrize("preset", ["R4Crouton4x1Layout", "R4Crouton2Layout"])
+@pytest.mark.parametrize(
+    ("tag", "left_pad"),
+    [("NHWC", None), ("NWHC", None), ("NCHW32c", None), ("NCHW8c", None), ("NHWC", [0, 1, 0, 0]),
+     ("NHWC8h8w32c", None)],
+)  # fmt: skip
+def test_crouton_chunks_converted_backwards(preset, tag, left_pad):
+    """convert() from a padded crouton into another layout: one without padding
+    (NHWC, NWHC, NCHW32c of whole blocks) takes the pack plan walked
+    backwards, the others the walk; all equal the numpy model."""
+    src = lk.htp.layout(preset)
+    dst = lk.Layout(tag, dims="NHWC", left_pad=left_pad)
+    dtype = np.uint8 if "4x1" in preset else np.float16
+    for shape in [(1, 7, 7, 2048), (2, 9, 13, 64), (1, 5, 3, 96)]:
+        x = _data(shape, dtype, seed=shape[3])
+        packed = ref_pack(x, str(src), dims="NHWC", pad_value=2)
+        got = lk.convert(packed, shape, src, dst)
+        want = ref_pack(x, tag, dims="NHWC", left_pad=left_pad)
+        assert got.tobytes() == want.tobytes(), (shape, tag)

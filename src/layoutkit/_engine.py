@@ -245,9 +245,11 @@ def _cached_plan(
         plan = _build_plan(src, dst, shape, out_size, conversion, src_layout is not None)
     except _NoLinearPlan:
         return None
-    if src_layout is not None and dst_layout is None and conversion is None and plan.ndim:
-        # Unpacking a padded crouton: the pack plan walked backwards chunk by
-        # chunk, where the chunk kernels take it (RepackPlan.use_chunks_back).
+    unpadded_dst = dst_layout is None or dst_layout.size(shape) == math.prod(shape)
+    if src_layout is not None and unpadded_dst and conversion is None and plan.ndim:
+        # Unpacking a padded crouton (into an array or a layout without
+        # padding): the pack plan walked backwards chunk by chunk, where the
+        # chunk kernels take it (RepackPlan.use_chunks_back).
         try:
             plan.use_chunks_back(_build_plan(dst, src, shape, itemsize))
         except _NoLinearPlan:
