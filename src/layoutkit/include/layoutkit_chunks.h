@@ -19,6 +19,11 @@
  * and whole: one chunk at a time took 1.13x the time of R4Crouton4x1 of
  * 1x7x7x2048 (2.2x for R4CroutonLayout's 32-byte slots), 1.1x for R4Crouton2.
  *
+ * lk_chunk_rows_unpack goes the other way (RepackPlan.use_chunks_back walks
+ * the pack plan backwards): each chunk (pair) read in order, its slot groups
+ * de-interleaved by vpermt2b into 64-byte pieces of pixels (32 bytes for a
+ * single byte chunk), padding slots never read.
+ *
  * R4CroutonLayout itself (one pixel a slot) is left to the fill-then-copy
  * path: written in order it took 1.2-1.5x the time of that path's fill in
  * L1 by `rep stosb` and pixel-major copy (uint8 of 7x7 to 57x61 planes).
