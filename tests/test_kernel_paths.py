@@ -2596,3 +2596,36 @@ def test_crouton_chunks_converted_backwards(preset, tag, left_pad):
         got = lk.convert(packed, shape, src, dst)
         want = ref_pack(x, tag, dims="NHWC", left_pad=left_pad)
         assert got.tobytes() == want.tobytes(), (shape, tag)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    preset=st.sampled_from(["R4Crouton4x1Layout", "R4Crouton2Layout"]),
+    n=st.integers(1, 3),
+    hw=st.tuples(st.integers(1, 24), st.integers(1, 24)),
+    blocks=st.integers(1, 9),
+    extra=st.sampled_from([0, 0, 0, 7, 31]),
+    offset=st.sampled_from([0, 0, 16, 5]),
+    threads=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_crouton_chunks_random_shapes(preset, n, hw, blocks, extra, offset, threads, seed):
+    """NHWC <-> R4Crouton4x1 (bytes) / R4Crouton2 (half-words) at random
+    extents, mostly whole 32-channel blocks (the chunk kernels), some not (the
+    walk), outputs on a line and off it: both directions equal the numpy
+    model, nothing written outside the output."""
+    layout = lk.htp.layout(preset)
+    dtype = np.uint8 if "4x1" in preset else np.float16
+    shape = (n, *hw, 32 * blocks + extra)
+    x = _data(shape, dtype, seed=seed)
+    want = ref_pack(x, str(layout), dims=layout.dims, pad_value=seed % 5)
+    raw, start, out = _output_at(want.shape, dtype, offset)
+    raw[:] = 0xA5
+    layout.pack(x, pad_value=seed % 5, out=out, threads=threads)
+    assert out.tobytes() == want.tobytes()
+    assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+    raw, start, back = _output_at(shape, dtype, offset)
+    raw[:] = 0xA5
+    layout.unpack(want, shape, out=back, threads=threads)
+    assert back.tobytes() == x.tobytes()
+    assert (raw[:start] == 0xA5).all() and (raw[start + back.nbytes :] == 0xA5).all()
