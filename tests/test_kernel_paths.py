@@ -2513,6 +2513,15 @@ def test_converting_large_strided_sources_on_two_threads(src, shape, din, dout, 
     assert one.tobytes() == want.astype(dout).tobytes()
 
 
+# NHWC shapes for the crouton chunk kernels: chunk pairs (2048 channels, staged
+# for pixels 1 KiB+ apart), a last odd chunk (96, 32), ragged H and W blocks,
+# batches.
+_CHUNK_SHAPES = [
+    (1, 7, 7, 2048), (1, 7, 7, 96), (1, 7, 5, 32), (3, 9, 13, 64), (1, 14, 14, 160),
+    (2, 1, 1, 32), (1, 17, 6, 128), (1, 9, 7, 1024),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
     ("preset", "dtype", "pad"),
@@ -2530,10 +2539,7 @@ def test_crouton_chunks_written_in_order(preset, dtype, pad, how, threads):
     byte offset. Checked against the numpy model, every byte around the output
     untouched."""
     layout = lk.htp.layout(preset)
-    for k, shape in enumerate(
-        [(1, 7, 7, 2048), (1, 7, 7, 96), (1, 7, 5, 32), (3, 9, 13, 64), (1, 14, 14, 160),
-         (2, 1, 1, 32), (1, 17, 6, 128), (1, 9, 7, 1024)]
-    ):  # fmt: skip
+    for k, shape in enumerate(_CHUNK_SHAPES):
         x = _data(shape, dtype, seed=k)
         src = _guarded_copy(x) if how == "guarded" else _strided_source(x, how)
         want = ref_pack(x, str(layout), dims=layout.dims, pad_value=pad)
@@ -2559,10 +2565,7 @@ def test_crouton_chunks_unpacked_in_order(preset, dtype, guarded, threads):
     at an odd byte offset. Every byte equals the input; none around the output
     is touched."""
     layout = lk.htp.layout(preset)
-    for k, shape in enumerate(
-        [(1, 7, 7, 2048), (1, 7, 7, 96), (1, 7, 5, 32), (3, 9, 13, 64), (1, 14, 14, 160),
-         (2, 1, 1, 32), (1, 17, 6, 128), (1, 9, 7, 1024), (1, 5, 7, 4096)]
-    ):  # fmt: skip
+    for k, shape in enumerate([*_CHUNK_SHAPES, (1, 5, 7, 4096)]):
         x = _data(shape, dtype, seed=k)
         packed = ref_pack(x, str(layout), dims=layout.dims, pad_value=1)
         if guarded:
