@@ -2535,6 +2535,7 @@ cdef class RepackPlan:
     # plan (of the opposite direction), walked chunk by chunk the other way
     # (see use_chunks_back); else None.
     cdef readonly object chunks_back
+    cdef ChunkGrid back_grid  # chunks_back's chunks, matched once
     cdef readonly int nlev, ndim, cast_src, cast_dst
     cdef readonly Py_ssize_t esize, src_esize, src_base, dst_base
     # The pad pattern's length: the array's itemsize, where the plan moves
@@ -2974,6 +2975,7 @@ cdef class RepackPlan:
             # the time, 1x7x7x2048 0.83x; Crouton2 0.44-1.0x.)
             return False
         self.chunks_back = pack
+        self.back_grid = g
         return True
 
     cdef inline bint _chunks_back_fits(self, cnp.ndarray dst):
@@ -2990,7 +2992,7 @@ cdef class RepackPlan:
         cdef int rc = 1
         job.P = pack.base
         job.rng = <const int64_t*>cnp.PyArray_DATA(pack.ranges)
-        match_chunk_grid(&job.P, job.rng, &job.g)
+        job.g = self.back_grid
         job.pixels = <char*>cnp.PyArray_DATA(dst)
         job.chunks = <char*>cnp.PyArray_DATA(src)
         job.n = job.P.ext[0]
