@@ -767,6 +767,7 @@ def test_staged_and_streamed_long_lanes(shape, dtype, offset):
     ("tag", "shape", "dtype"),
     [
         ("NCHW32c", (12, 64, 56, 56), np.float16),
+        ("NCHW32c", (10, 96, 61, 63), np.float16),  # lane tiles: rows past whole steps
         ("NCHW16c", (12, 64, 56, 56), np.float16),  # 100 KB a block of 16 channels
         ("NCHW32c", (6, 64, 56, 57), np.float32),
         ("NHWC", (6, 256, 40, 40), np.float16),

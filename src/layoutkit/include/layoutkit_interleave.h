@@ -1533,7 +1533,11 @@ static inline ptrdiff_t lk_even_lane_stride(const void *const *lanes, int k) {
  * 8 lanes of bytes took 1.11x the time of the zip kernel for 7x7 planes and
  * gained nothing on larger ones. float16 (8-32 lanes) and float32 (8 or 16)
  * likewise, and within operations under 8 MiB, where they measured no faster
- * (8x256x56x56: 1.0-1.4x the time). */
+ * (8x256x56x56: 1.0-1.4x the time), except 32 lanes of float16 (one pixel a
+ * line), which took 0.84-0.96x the time of the staged-and-streamed tiles
+ * there (NCHW32c float16 of 8x256x56x56, 8x64x100x100, 4x128x80x80,
+ * 16x256x28x28, with the suite's interleaved copy; streaming their stores
+ * gained nothing more; 8 and 16 lanes 0.96-1.04x). */
 static inline int lk_lanetiles_fit(ptrdiff_t m, int k, ptrdiff_t sl, int es) {
     if ((es != 1 && es != 2 && es != 4) || m < 16 / es || lk_is_amd() || !lk_vbmi()) return 0;
     switch (k * 16 + es) {
@@ -1541,7 +1545,8 @@ static inline int lk_lanetiles_fit(ptrdiff_t m, int k, ptrdiff_t sl, int es) {
     case 32 * 16 + 1: return sl % 4096 != 0 && m * k <= ((ptrdiff_t)1 << 20);
     case 8 * 16 + 2: case 16 * 16 + 2: case 32 * 16 + 2: case 8 * 16 + 4:
     case 16 * 16 + 4:
-        return sl % 4096 != 0 && m * k * es <= ((ptrdiff_t)1 << 20) && !lk_large_operation();
+        return sl % 4096 != 0 && m * k * es <= ((ptrdiff_t)1 << 20) &&
+               (!lk_large_operation() || (k == 32 && es == 2));
     default: return 0;
     }
 }
