@@ -1969,7 +1969,7 @@ def test_packing_ragged_croutons_past_the_cache(tag, dtype, shape, threads):
 @pytest.mark.parametrize(
     ("tag", "dtypes"),
     [
-        ("NCHW4c", (np.float32,)),
+        ("NCHW4c", (np.float16, np.float32)),
         ("NCHW8c", (np.float16, np.float32)),
         ("NCHW16c", (np.uint8, np.int8, np.float16, np.float32)),
         ("NCHW32c", (np.uint8, np.int8, np.float16)),
@@ -1978,9 +1978,10 @@ def test_packing_ragged_croutons_past_the_cache(tag, dtype, shape, threads):
 @pytest.mark.parametrize("hw", [(2, 2), (3, 3), (4, 4), (4, 5), (7, 7), (2, 17), (11, 11), (1, 97)])
 @pytest.mark.parametrize("batch", [1, 3])
 def test_planes_into_dense_pixels_of_4_to_32_lanes(tag, dtypes, hw, batch):
-    """Planes into pixels of 4 (float32), 8, 16 or 32 channels (the VBMI lane tiles on
-    Intel: 16 bytes of every lane a step, the last step overlapping the one
-    before, from one plane or from boxes of planes side by side): planes of
+    """Planes into pixels of 4, 8, 16 or 32 channels (the VBMI lane tiles or
+    zip kernels on Intel: 16 bytes of every lane a step, the last step
+    overlapping the one before, from one plane or from boxes of planes side
+    by side, 4 and 8 wider lanes from a lane table built once): planes of
     one step on up, whole blocks and a last partial one, the source ending
     on an inaccessible page and the output at 16-byte offsets in a line,
     nothing outside it written."""
