@@ -21,6 +21,15 @@ worth; compare_builds.py needs several alternating rounds to see through it.
 Inside one process both settings share buffers, page placement and warm
 caches, and the C code reads the variable at every call (``getenv``), so
 ``os.environ`` switches it between batches. Remove the switch once decided.
+
+``--with-copy`` times each setting as the suite does instead, interleaved
+with ``np.copyto`` of the same bytes (``paired_median``), and compares the
+x-copy ratios: the copy evicts part of the working set between samples, and
+a kernel can win there and tie in a hot loop (NCHW4c float32 of 1x2048x7x7 by
+the lane tiles: 1.19x the x copy interleaved, the same time hot). Read the
+switch where a run starts, not in a kernel called per box: ``getenv`` scans
+the environment (~0.1 us), and at 512 calls a run it costs more than most
+kernel changes are worth.
 """
 
 from __future__ import annotations
@@ -41,11 +50,16 @@ def main() -> int:
     ap.add_argument("--only", required=True, help="comma-separated parts of workload ids")
     ap.add_argument("--rounds", type=int, default=60, help="alternating batches per setting")
     ap.add_argument("--batch-us", type=float, default=50.0, help="target length of a batch")
+    ap.add_argument(
+        "--with-copy",
+        action="store_true",
+        help="time as the suite does, interleaved with np.copyto, and compare x copy",
+    )
     args = ap.parse_args()
 
     import numpy as np
     from suite import impl_layoutkit
-    from suite.common import make_input, reference, workloads
+    from suite.common import copy_pair, make_input, paired_median, reference, workloads
 
     def switch(on: bool) -> None:
         if on:
@@ -70,6 +84,25 @@ def main() -> int:
             if not np.array_equal(out.view(np.uint8), want.view(np.uint8)):
                 print(f"{w.id}: WRONG BYTES with {args.variable} {'on' if on else 'off'}")
                 return 1
+        if args.with_copy:
+            copy_in, copy_out = copy_pair((x.nbytes + out.nbytes) // 2)
+
+            def copy(a: np.ndarray = copy_in, b: np.ndarray = copy_out) -> None:
+                np.copyto(b, a)
+
+            xc: dict[bool, list[float]] = {False: [], True: []}
+            for r in range(args.rounds):
+                for on in (False, True) if r % 2 == 0 else (True, False):
+                    switch(on)
+                    work_s, copy_s = paired_median(call, copy, 5)
+                    xc[on].append(copy_s / work_s)
+            switch(False)
+            mx = {k: sorted(v)[len(v) // 2] for k, v in xc.items()}
+            print(
+                f"{w.id:<45} off {mx[False]:.3f}x copy  on {mx[True]:.3f}x copy  "
+                f"on/off {mx[True] / mx[False]:.3f} (above 1: on is faster)"
+            )
+            continue
         t0 = time.perf_counter()
         call()
         once = time.perf_counter() - t0
