@@ -1972,7 +1972,7 @@ def test_packing_ragged_croutons_past_the_cache(tag, dtype, shape, threads):
         ("NCHW4c", (np.float16, np.float32)),
         ("NCHW8c", (np.float16, np.float32)),
         ("NCHW16c", (np.uint8, np.int8, np.float16, np.float32)),
-        ("NCHW32c", (np.uint8, np.int8, np.float16)),
+        ("NCHW32c", (np.uint8, np.int8, np.float16, np.float32)),
     ],
 )
 @pytest.mark.parametrize("hw", [(2, 2), (3, 3), (4, 4), (4, 5), (7, 7), (2, 17), (11, 11), (1, 97)])
