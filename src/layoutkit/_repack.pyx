@@ -1213,14 +1213,16 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
     if L < 0 or L > nlev - 2 or P.ds[nlev - 1] != es:
         return False
     if L == nlev - 2 and ext[L] * es > 64 and not (
-            ext[nlev - 1] <= 8 and es >= 2 and ext[L] * es <= ZIPN_BYTES):
+            es >= 2 and ext[L] * es <= ZIPN_BYTES and
+            (ext[nlev - 1] <= 8 or (ext[nlev - 1] <= 32 and (es == 2 or lk_small_operation())))):
         # One level of lanes: the 2-D box kernels do better, but for short
-        # rows, and for pixels of 4 or 8 wider elements from planes of up to
-        # 256 bytes, whose boxes the zip kernels and lane tiles take from one
-        # lane table (in a batched call where the boxes lie side by side):
-        # NCHW8c / NCHW4c float16 and float32 of 5x5 to 10x10 planes 0.75-0.99x
-        # the time, 1x2048x7x7 NCHW8c float16 0.75x (16 and 32 lanes 1.0-1.6x:
-        # kept on the 2-D boxes).
+        # rows, and for pixels of 4-32 wider elements from planes of up to 256
+        # bytes, whose boxes the zip kernels and lane tiles take from one lane
+        # table (in a batched call where the boxes lie side by side): NCHW8c /
+        # NCHW4c float16 and float32 of 5x5 to 10x10 planes 0.75-0.99x the
+        # time, NCHW16c / NCHW32c float16 0.68-1.03x (1x2048x7x7 NCHW8c 0.75x,
+        # NCHW16c 0.68x). 16 and 32 float32 lanes only in operations within
+        # L2 (1x2048x7x7 NCHW16c 0.76x, NCHW32c 0.91x; 8x512x7x7 1.0-1.03x).
         return False
     for k in range(nlev - 1, L, -1):
         if k < nlev - 1 and P.ds[k] != ext[k + 1] * P.ds[k + 1]:

@@ -2106,6 +2106,9 @@ static inline int lk_zipn_applies(ptrdiff_t m, int k, int es, int lane_box) {
     case 16 * 16 + 1: return m <= 128;
     case 4 * 16 + 1: case 4 * 16 + 4: return lane_box;
     case 32 * 16 + 1: return 1;
+    /* Boxes of copy_lanes only: the lane tiles where the lanes are evenly
+     * spaced (lk_interleave_zipn_at), else the generic interleave. */
+    case 16 * 16 + 2: case 32 * 16 + 2: case 16 * 16 + 4: case 32 * 16 + 4: return lane_box;
     default: return 0;
     }
 #else
