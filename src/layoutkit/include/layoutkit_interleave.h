@@ -1452,13 +1452,12 @@ static const uint8_t lk_lt_level1[3][2][64] __attribute__((aligned(64))) = {
       126, 127}},
 };
 
-/* Four lanes: byte q of the output (pixel q / 4 ES, lane q / ES % 4) from
- * the 4-lane register, lane-major 16 bytes a lane (e = log2 ES). Taken for
- * float32 only: four lanes of bytes or float16 took 1.15x the time of the
- * zip kernels (NCHW4c of 1x2048x7x7). */
-#define LK_LT4(e, q) (((q) >> (e)) % 4 * 16 + ((q) >> ((e) + 2) << (e)) + (q) % (1 << (e)))
-static const uint8_t lk_lt4_index[3][64] __attribute__((aligned(64))) = {
-    {LK_IDX64J(LK_LT4, 0)}, {LK_IDX64J(LK_LT4, 1)}, {LK_IDX64J(LK_LT4, 2)}};
+/* Four float32 lanes: byte q of the output (pixel q / 16, lane q / 4 % 4)
+ * from the 4-lane register, lane-major 16 bytes a lane. Four lanes of bytes
+ * or float16 took 1.15x the time of the zip kernels (NCHW4c of 1x2048x7x7)
+ * and have no table. */
+#define LK_LT4(q) ((q) / 4 % 4 * 16 + (q) / 16 * 4 + (q) % 4)
+static const uint8_t lk_lt4_index[64] __attribute__((aligned(64))) = {LK_IDX64(LK_LT4)};
 #undef LK_LT4
 
 LK_VBMI __attribute__((always_inline)) static inline __m512i lk_lt_load4(const char *p,
@@ -1489,8 +1488,9 @@ LK_VBMI __attribute__((always_inline)) static inline void lk_lanetiles(
     const __m512i j8a = lk_lt_join(8 * ES, 0), j8b = lk_lt_join(8 * ES, 1);
     const __m512i j16a = lk_lt_join(16 * ES, 0), j16b = lk_lt_join(16 * ES, 1);
     if (K == 4) {
-        /* One register of 4 lanes is one output register: a vpermb. */
-        const __m512i i4 = _mm512_load_si512((const void *)lk_lt4_index[e]);
+        /* One register of 4 lanes is one output register: a vpermb (float32
+         * only, the one table). */
+        const __m512i i4 = _mm512_load_si512((const void *)lk_lt4_index);
         for (ptrdiff_t t = 0;; t += R) {
             if (t + R > m) t = m - R;
             _mm512_storeu_si512(o + 4 * ES * t,
