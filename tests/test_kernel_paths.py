@@ -452,6 +452,29 @@ def test_staged_rows_of_every_length(tag, dtype):
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
+@pytest.mark.parametrize("offset", [0, 16, 48])
+@pytest.mark.parametrize("dtype", [np.uint32, np.float32], ids=str)
+@pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c"])
+def test_four_byte_lanes_of_a_batch(store_mode, tag, dtype, offset):
+    """HCWN4c / HCWN8c of a batch, 4-byte elements: each W row of the output
+    holds N x 4 (N x 8) lanes of far-apart planes, moved by 16-lane by 16-row
+    512-bit tiles where the CPU has AVX-512, the last tile of lanes and of
+    rows moved back to end at the box's edge. Lane counts 16-64, rows of 16
+    to 57, channels that leave a block partly padding; nothing outside the
+    output is written."""
+    layout = lk.Layout(tag, dims="NCHW")
+    for n, c, w in itertools.product([4, 5, 8], [8, 7], [16, 17, 40, 57]):
+        shape = (n, c, 3, w)
+        x = _data(shape, dtype, seed=n * w + c)
+        raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
+        raw[:] = 0xA5
+        got = layout.pack(x, pad_value=3, out=out)
+        want = ref_pack(x, tag, dims="NCHW", pad_value=3)
+        assert got.tobytes() == want.tobytes(), (n, c, w)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+        assert layout.unpack(got, shape).tobytes() == x.tobytes(), (n, c, w)
+
+
 @pytest.mark.parametrize("offset", [1, 2, 3, 6])
 @pytest.mark.parametrize("dtype", [np.uint16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("tag", ["NCHW4c", "NCHW8c", "NCHW16c", "HCWN8c"])
