@@ -740,10 +740,13 @@ for stream in (-1, 0):
 """
 
 
-@pytest.mark.parametrize(("vendor", "tuned"), [("amd", "amd"), ("intel", "other")])
+@pytest.mark.parametrize(
+    ("vendor", "tuned"), [("amd", "amd"), ("zen5", "amd-zen5"), ("intel", "other")]
+)
 def test_cpu_maker_choices_match(tmp_path, vendor, tuned):
-    """The few kernel choices made by the CPU's maker (see lk_is_amd), each
-    forced in a fresh process, so that both are tested on any machine."""
+    """The few kernel choices made by the CPU's maker and generation (see
+    lk_is_amd and lk_split_avx512), each set forced in a fresh process, so
+    that all three are tested on any machine."""
     _check_in_fresh_process(tmp_path, VENDOR_CHECK, "LAYOUTKIT_CPU_VENDOR", vendor, tuned)
 
 

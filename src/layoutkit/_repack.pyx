@@ -224,6 +224,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
                          Py_ssize_t istride, int es)
     const char* lk_simd_name()
     int lk_is_amd()
+    int lk_split_avx512()
     ctypedef struct lk_grid_level:
         Py_ssize_t n, s, d
     enum:
@@ -302,9 +303,13 @@ def exact_shape(object shape):
 
 
 def tuned_for():
-    """'amd' or 'other': the few kernel choices measured on one maker's CPUs
-    only (``LAYOUTKIT_CPU_VENDOR=amd`` or ``intel`` forces either)."""
-    return "amd" if lk_is_amd() else "other"
+    """'amd' (Zen 4 and older), 'amd-zen5' (Zen 5 and later: AMD's memory-side
+    choices, the AVX-512 kernels as on Intel) or 'other': the few kernel choices
+    measured on one maker's CPUs only (``LAYOUTKIT_CPU_VENDOR=amd``, ``zen5`` or
+    ``intel`` forces one)."""
+    if not lk_is_amd():
+        return "other"
+    return "amd" if lk_split_avx512() else "amd-zen5"
 
 
 cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_ssize_t s0,

@@ -335,7 +335,7 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize16_f32_avx2(void *re
  * scale is a power of two), steps with a marked conversion redone clamped,
  * packs to int16 with the zero point added there, packs to 8 bits, and a
  * dword permute undoing the packs' per-128-bit order. Intel with AVX-512
- * (unmeasured on AMD): a float32 -> int8 pack of 1x3x224x224 to 8x256x14x14
+ * (and Zen 5; not Zen 4: see lk_split_avx512): a float32 -> int8 pack of 1x3x224x224 to 8x256x14x14
  * took 0.65-0.74x the time of the AVX2 loop, and the quantize-first path of
  * NCHW float32 -> HCWNC4 / HCWNC8 int8 of 1x2048x7x7 0.84-0.9x. Returns the
  * elements done (a multiple of 64). */
@@ -729,7 +729,7 @@ static ptrdiff_t lk_quantize_rows_avx512(char *restrict dst, const char *restric
  * 1.0-1.05x, and HCWNC4 / HCWNC8 of 8x256x56x56, 32 MB, 1.05-1.09x). */
 static inline int lk_quantize_rows_avx512_pays(ptrdiff_t n, int k) {
 #ifdef LK_HAVE_VBMI_TILES
-    return n >= 64 && !lk_is_amd() && lk_vbmi() &&
+    return n >= 64 && !lk_split_avx512() && lk_vbmi() &&
            (lk_footprint_hint < ((ptrdiff_t)2 << 20) ||
             (k >= 8 && lk_footprint_hint < ((ptrdiff_t)24 << 20)));
 #else
@@ -756,7 +756,7 @@ static inline ptrdiff_t lk_quantize_interleave(char *restrict dst, ptrdiff_t dro
             /* RGB planes into pixels of four (NCHW4c / HCWNC4 of one image), Intel:
              * fp32 -> int8 HCWNC4 of 1x3x224x224 0.80x the time of the AVX2 loop
              * (compare_builds.py); 1x3x1024x1024, memory-bound, alike. */
-            if ((k == 4 || k == 8) && lo == 0 && hi == 3 && !lk_is_amd() && lk_vbmi())
+            if ((k == 4 || k == 8) && lo == 0 && hi == 3 && !lk_split_avx512() && lk_vbmi())
                 done = lk_quantize_interleave3_vbmi(dst, src, lane_stride, n, k, dt == LK_T_I8,
                                                     scale, zp, pad);
 #endif
@@ -997,7 +997,7 @@ static inline int lk_cast(void *restrict dst, const void *restrict src, ptrdiff_
         n -= done;
     }
 #ifdef LK_HAVE_VBMI_TILES
-    if (st == LK_T_F32 && (dt == LK_T_I8 || dt == LK_T_U8) && s == 4 && n >= 64 && !lk_is_amd() &&
+    if (st == LK_T_F32 && (dt == LK_T_I8 || dt == LK_T_U8) && s == 4 && n >= 64 && !lk_split_avx512() &&
         lk_vbmi()) {
         ptrdiff_t done = lk_quantize_f32_avx512(dst, (const float *)src, n, dt == LK_T_I8, scale, zp);
         dst = (char *)dst + done;

@@ -73,6 +73,7 @@ LK_DEFINE_INTERLEAVE(lk_interleave_portable, )
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define LK_HAVE_X86_CLONES 1
+#include <cpuid.h>
 LK_DEFINE_INTERLEAVE(lk_interleave_sse41, __attribute__((target("sse4.1"))))
 LK_DEFINE_INTERLEAVE(lk_interleave_avx2, __attribute__((target("avx2"))))
 #endif
@@ -258,22 +259,52 @@ static inline int lk_stream_output(ptrdiff_t out_bytes) {
            (out_bytes >= ((ptrdiff_t)512 << 10) && lk_large_operation());
 }
 
-/* Whether the CPU is AMD's (a few choices were measured there only);
- * LAYOUTKIT_CPU_VENDOR=amd or =intel forces either set of choices (tests). */
-static int lk_cpu_amd = -1;
+/* The CPU's maker and, for AMD's, whether 512-bit instructions run as two
+ * 256-bit halves (Zen 4 and older: family 19h and below) or full width (Zen 5,
+ * family 1Ah, and later). Two sets of choices follow from them:
+ *
+ *   lk_is_amd()        the memory-side choices (loop orders, when to stream,
+ *                      which tile walks) measured on AMD's caches, Zen 4 and
+ *                      Zen 5 alike;
+ *   lk_split_avx512()  the AVX-512 (VBMI) kernels left out where each 512-bit
+ *                      permute costs two: on Zen 4 they measured slower than
+ *                      the AVX2 ones, on Zen 5 as on Intel they are faster
+ *                      (the suite's small shapes, 1x3x224x224 and 1x2048x7x7:
+ *                      1.5-3x the speed).
+ *
+ * LAYOUTKIT_CPU_VENDOR=amd (Zen 4), =zen5 or =intel forces a set (tests). */
+static int lk_cpu_amd = -1, lk_cpu_split = -1;
+
+static inline void lk_cpu_kind_init(void) {
+    int amd = 0, split = 0;
+    const char *force = getenv("LAYOUTKIT_CPU_VENDOR");
+#ifdef LK_HAVE_X86_CLONES
+    __builtin_cpu_init();
+    amd = __builtin_cpu_is("amd") ? 1 : 0;
+    if (amd) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        __get_cpuid(1, &a, &b, &c, &d);
+        unsigned family = (a >> 8) & 0xF;
+        if (family == 0xF) family += (a >> 20) & 0xFF;
+        split = family < 0x1A;
+    }
+#endif
+    if (force && *force) {
+        amd = strcmp(force, "amd") == 0 || strcmp(force, "zen5") == 0;
+        split = strcmp(force, "amd") == 0;
+    }
+    lk_cpu_split = split;
+    lk_cpu_amd = amd;
+}
 
 static inline int lk_is_amd(void) {
-    if (lk_cpu_amd < 0) {
-        int amd = 0;
-        const char *force = getenv("LAYOUTKIT_CPU_VENDOR");
-#ifdef LK_HAVE_X86_CLONES
-        __builtin_cpu_init();
-        amd = __builtin_cpu_is("amd") ? 1 : 0;
-#endif
-        if (force && *force) amd = strcmp(force, "amd") == 0;
-        lk_cpu_amd = amd;
-    }
+    if (lk_cpu_amd < 0) lk_cpu_kind_init();
     return lk_cpu_amd;
+}
+
+static inline int lk_split_avx512(void) {
+    if (lk_cpu_amd < 0) lk_cpu_kind_init();
+    return lk_cpu_split;
 }
 
 /* Whether long lanes (4096+ rows) are transposed a column of tiles at a time,
@@ -848,7 +879,7 @@ static inline void lk_deinterleave(void *restrict out, ptrdiff_t orow, const voi
         if (m == 0) return;
     }
 #ifdef LK_HAVE_DI16_VBMI
-    if (es == 1 && istride == k && k >= 5 && k <= 16 && m >= 16 && !lk_is_amd() && lk_vbmi() &&
+    if (es == 1 && istride == k && k >= 5 && k <= 16 && m >= 16 && !lk_split_avx512() && lk_vbmi() &&
         lk_deinterleave16_vbmi((char *)out, orow, (const char *)in, m, k))
         return;
 #endif
@@ -1565,8 +1596,9 @@ static inline ptrdiff_t lk_even_lane_stride(const void *const *lanes, int k) {
 }
 
 /* Whether the lane tiles take k lanes of m es-byte elements, sl apart, on
- * Intel with AVX-512 VBMI (unmeasured on AMD). Bytes: 16 lanes, or 32 not a
- * multiple of 4 KiB apart whose box is at most 1 MiB (32 lanes of 64-256 KiB
+ * Intel with AVX-512 VBMI (not on AMD: on Zen 5, NCHW16c / NCHW32c / kCHW32
+ * of 8x256x56x56 uint8 took 1.3-2x the time of the transposes). Bytes: 16
+ * lanes, or 32 not a multiple of 4 KiB apart whose box is at most 1 MiB (32 lanes of 64-256 KiB
  * planes into NCHW32c, 1x64x256x256 and 1x128x128x128, took 1.05-1.17x the
  * time of the transposes, their 16-byte reads all in the same few L1 sets);
  * 8 lanes of bytes took 1.11x the time of the zip kernel for 7x7 planes and
@@ -1964,11 +1996,11 @@ LK_VBMI static void lk_lane_rows_unpack_vbmi(char *dst, ptrdiff_t du, ptrdiff_t 
 #ifdef LK_HAVE_VBMI_TILES
 /* Whether the lane-row kernels take blocks of K lanes of es-byte elements,
  * R x U x W of them, with row pieces of at most max bytes: Intel with AVX-512
- * VBMI (unmeasured on AMD). */
+ * VBMI (and Zen 5; not Zen 4: see lk_split_avx512). */
 static inline int lk_lane_rows_fit(ptrdiff_t K, int es, ptrdiff_t R, ptrdiff_t U, ptrdiff_t W,
                                    ptrdiff_t max) {
     return (K == 4 || K == 8 || K == 16) && (es == 1 || es == 2 || es == 4) && R >= 1 &&
-           U >= 1 && W >= 1 && W * es <= max && !lk_is_amd() && lk_vbmi();
+           U >= 1 && W >= 1 && W * es <= max && !lk_split_avx512() && lk_vbmi();
 }
 
 /* Lanes a block of the lane-row kernels: about 16 KiB of the planes side
@@ -2095,14 +2127,14 @@ static inline int lk_lane_rows_unpack_batch(char *dst, ptrdiff_t dn, ptrdiff_t d
 }
 
 /* Whether lk_interleave_zipn takes k lanes of m es-byte elements: Intel CPUs
- * with AVX-512 VBMI (unmeasured on AMD), where it measured faster. 4 lanes of
+ * with AVX-512 VBMI (and Zen 5; not Zen 4: see lk_split_avx512), where it measured faster. 4 lanes of
  * 1 or 4 bytes only for copy_lanes' boxes (lane_box; HCWNC4 of 1x2048x7x7,
  * int8 0.69x the time, float32 0.87x): NCHW4c float32 of 1x2048x7x7, each
  * block 784 bytes on from the last, took 1.2x; NCHW4c uint8 runs the grid
  * kernels. */
 static inline int lk_zipn_applies(ptrdiff_t m, int k, int es, int lane_box) {
 #ifdef LK_HAVE_VBMI_TILES
-    if (m * es > LK_ZIPN_MAX_BYTES || lk_is_amd() || !lk_vbmi()) return 0;
+    if (m * es > LK_ZIPN_MAX_BYTES || lk_split_avx512() || !lk_vbmi()) return 0;
     switch (k * 16 + es) {
     case 8 * 16 + 1: case 4 * 16 + 2: case 8 * 16 + 2: case 8 * 16 + 4: return 1;
     case 16 * 16 + 1: return m <= 128;
@@ -2185,7 +2217,7 @@ static int lk_interleave_zipn(void *restrict out, const void *const *lanes, ptrd
 static int lk_interleave_zip(void *restrict out, const void *const *lanes, ptrdiff_t m, int k,
                              int es) {
 #ifdef LK_HAVE_VBMI_TILES
-    if (k == 8 && es == 2 && !lk_is_amd() && lk_vbmi())
+    if (k == 8 && es == 2 && !lk_split_avx512() && lk_vbmi())
         return lk_interleave8_f16_vbmi((char *)out, lanes, m) == m;
 #endif
     (void)out; (void)lanes; (void)m; (void)k; (void)es;
@@ -2681,7 +2713,7 @@ static int lk_interleave_wide(void *restrict out, const void *const *lanes, ptrd
         lk_interleave_wide_vbmi(o, lanes, m, k, orow);
         return 1;
     }
-    if (es == 4 && k >= 16 && m >= 16 && !lk_is_amd() && lk_vbmi()) {
+    if (es == 4 && k >= 16 && m >= 16 && !lk_split_avx512() && lk_vbmi()) {
         lk_interleave_wide_z32(o, lanes, m, k, orow);
         return 1;
     }
@@ -4129,9 +4161,9 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_interleave_padded_avx2(
     const __m256i padout = _mm256_andnot_si256(keep, padv);
     const void *l[8];
     ptrdiff_t first = 0;
-    if (es == 1 && k <= 4 && at % 4 == 0 && (row != 16 || lk_is_amd()))
+    if (es == 1 && k <= 4 && at % 4 == 0 && (row != 16 || lk_split_avx512()))
         first = lk_padrow_bytes4_avx2(out, lanes, m, k, row, keep, padout, padv, stream);
-    if (es == 2 && k <= 4 && at == 0 && row == 16 && stream && !lk_is_amd())
+    if (es == 2 && k <= 4 && at == 0 && row == 16 && stream && !lk_split_avx512())
         first = lk_padrow_halves16_avx2(out, lanes, m, k, padv, stream);
     memset(stage, 0, LK_PADROW_SLACK); /* bytes the loads take and the masks drop */
     for (ptrdiff_t b0 = first; b0 < m; b0 += LK_PADROW_BLOCK) {
@@ -4241,16 +4273,16 @@ static ptrdiff_t lk_interleave_padded(char *restrict out, const void *const *lan
                                       const void *pad, int stream) {
 #ifdef LK_HAVE_AVX2_TILES
     ptrdiff_t width = (ptrdiff_t)k * es;
-    if (!stream && es > 1 && row <= 32 && lk_is_amd()) return 0;
+    if (!stream && es > 1 && row <= 32 && lk_split_avx512()) return 0;
 #ifdef LK_HAVE_VBMI_TILES
-    if (!stream && k == 3 && at == 0 && row == 4 * es && !lk_is_amd() && lk_vbmi() &&
+    if (!stream && k == 3 && at == 0 && row == 4 * es && !lk_split_avx512() && lk_vbmi() &&
         lk_interleave3p_vbmi(out, lanes, m, es, pad) == m)
         return m;
     /* Rows of more data than padding (3 channels into NCHW4c, HCWNC4 of one
      * image) only when streamed: in cache the 3-lane shuffles are faster
      * (compare_builds.py on Xeon, NCHW4c 1x3x224x224: 1.14x the time by VBMI
      * for uint8 and float16; 1x3x1024x1024 0.62-0.84x). */
-    if (!lk_is_amd() && lk_vbmi() && (2 * width <= row || stream) &&
+    if (!lk_split_avx512() && lk_vbmi() && (2 * width <= row || stream) &&
         lk_padrow_vbmi(out, lanes, m, k, es, row, at, pad, stream) == m)
         return m;
 #endif
@@ -4319,9 +4351,9 @@ static ptrdiff_t lk_interleave_shuffled(void *restrict out, const void *const *l
 #ifdef LK_HAVE_AVX2_TILES
     if (k == 3 && ostride == 3 && (es == 1 || es == 2 || es == 4) && lk_simd() != 0 && lk_avx2()) {
 #ifdef LK_HAVE_VBMI_TILES
-        if (es <= 2 && m >= 128 / es && !lk_is_amd() && lk_vbmi())
+        if (es <= 2 && m >= 128 / es && !lk_split_avx512() && lk_vbmi())
             return lk_interleave3_vbmi((char *)out, lanes, m, es);
-        if (es == 4 && m >= 32 && !lk_is_amd() && lk_vbmi())
+        if (es == 4 && m >= 32 && !lk_split_avx512() && lk_vbmi())
             return lk_interleave3_f32_avx512((char *)out, lanes, m);
 #endif
         return lk_interleave3_avx2((char *)out, lanes, m, es);
@@ -4349,7 +4381,7 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
     if (k >= 1 && m > 0 && lk_simd() != 0 && lk_avx2()) {
         if (istride == 3 && k == 3 && (es == 1 || es == 2 || es == 4)) {
 #ifdef LK_HAVE_VBMI_TILES
-            if (!lk_is_amd() && lk_vbmi())
+            if (!lk_split_avx512() && lk_vbmi())
                 return lk_deinterleave3_vbmi((char *)out, orow, (const char *)in, m, es);
 #endif
             return lk_deinterleave3_avx2((char *)out, orow, (const char *)in, m, es);
@@ -4357,9 +4389,9 @@ static ptrdiff_t lk_deinterleave_shuffled(void *restrict out, ptrdiff_t orow,
         if (istride == 4 && k <= 4 && (es == 1 || es == 2 || es == 4))
             return lk_deinterleave4_avx2((char *)out, orow, (const char *)in, m, k, es);
 #ifdef LK_HAVE_VBMI_TILES
-        if (istride == 8 && k <= 8 && es == 4 && !lk_is_amd() && lk_vbmi())
+        if (istride == 8 && k <= 8 && es == 4 && !lk_split_avx512() && lk_vbmi())
             return lk_depixels8x4((char *)out, orow, (const char *)in, m, k);
-        if (istride == 8 && k <= 8 && es == 2 && m >= 64 && !lk_is_amd() && lk_vbmi())
+        if (istride == 8 && k <= 8 && es == 2 && m >= 64 && !lk_split_avx512() && lk_vbmi())
             return lk_depixels8x2((char *)out, orow, (const char *)in, m, k);
 #endif
         if (istride == 8 && k <= 8 && (es == 1 || es == 2))
@@ -4684,7 +4716,7 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     ptrdiff_t i = 0;
     int n = lk_simd() == 0 ? 0 : lk_tile_lanes(es);
 #ifdef LK_HAVE_VBMI_TILES
-    if (lanes == 16 && es == 2 && drow == 32 && rows <= 64 && !lk_is_amd() && lk_vbmi()) {
+    if (lanes == 16 && es == 2 && drow == 32 && rows <= 64 && !lk_split_avx512() && lk_vbmi()) {
         /* 16 planes of 7x7 float16 into NCHW16c: the zip kernel, 0.67-0.86x
          * the time of the tiles (best of 60 hot-loop batches, 1x2048x7x7)
          * and 0.9x that of the lane tiles below, which take 10x10 planes on
@@ -4706,7 +4738,7 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     }
     /* 128-512 rows: two or more blocks of a tile's lines, which still fit L1. */
     if (es == 1 && rows >= 128 && rows <= 512 && lanes >= 256 && drow % 64 == 0 &&
-        lk_stream_output(rows * drow) && lk_simd() != 0 && !lk_is_amd() && lk_vbmi()) {
+        lk_stream_output(rows * drow) && lk_simd() != 0 && !lk_split_avx512() && lk_vbmi()) {
         lk_transpose_lanetiles1(dst, drow, src, slane, rows, lanes);
         return;
     }
@@ -5106,7 +5138,7 @@ __attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *res
 /* De-interleave grids of operations within L2 (lk_small_operation) by byte
  * permutes of two registers (vpermt2b: one shuffle per 64 bytes out, where
  * the AVX2 boxes take two to three): 32 pixels a step, the last step
- * overlapping the one before; m >= 32 (Intel; unmeasured on AMD). Against
+ * overlapping the one before; m >= 32 (Intel and Zen 5; not Zen 4: see lk_split_avx512). Against
  * the AVX2 boxes, alternating in one process (bench/ab_env.py): Crouton2 ->
  * NHWC float16 / Crouton4x1 -> NHWC uint8 of 1x2048x7x7 0.85-0.89x / 0.97x
  * the time. Larger operations were within 3% in that hot loop, but in the
@@ -5192,7 +5224,7 @@ static inline int lk_box_grid(int kind, char *restrict dst, const char *restrict
     for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
 #ifdef LK_HAVE_VBMI_TILES
     if ((kind == LK_GRID_DI4_U8 || kind == LK_GRID_DI2_U16) && m >= 32 && lk_small_operation() &&
-        !lk_is_amd() && lk_vbmi()) {
+        !lk_split_avx512() && lk_vbmi()) {
         lk_box_grid_di_vbmi(kind, dst, src, lv, stride, m, data);
         return 1;
     }
@@ -5679,7 +5711,7 @@ static inline int lk_padpix_grid(char *restrict dst, const char *restrict src,
 #ifdef LK_HAVE_VBMI_TILES
     lk_grid_level lv[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
     if ((pix != 32 && pix != 64 && pix != 128 && pix != 256) || data < 1 || data > pix ||
-        nl < 1 || nl > 4 || lk_is_amd() || !lk_vbmi())
+        nl < 1 || nl > 4 || lk_split_avx512() || !lk_vbmi())
         return 0;
     for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
     lk_padpix_vbmi(dst, src, lv, pix, data, pad);
@@ -5700,7 +5732,7 @@ static inline int lk_rowpad4_grid(char *restrict dst, const char *restrict src,
 #ifdef LK_HAVE_VBMI_TILES
     lk_grid_level lv[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
     if ((n1 != 4 && n1 != 2) || n0 < 1 || n0 > 32 || data < 1 || data > n0 || nl < 1 ||
-        nl > 4 || s1 < data * (4 / n1) || lk_is_amd() || !lk_vbmi())
+        nl > 4 || s1 < data * (4 / n1) || lk_split_avx512() || !lk_vbmi())
         return 0;
     for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
     lk_rowpad4_vbmi(dst, src, lv, s1, n1, n0, data, pad);
