@@ -728,6 +728,14 @@ for stream in (-1, 0):
         got = lk.Layout("NCHW8c", dims="NCHW").pack(x, pad_value=5)
         if got.tobytes() != ref_pack(x, "NCHW8c", dims="NCHW", pad_value=5).tobytes():
             sys.exit(f"streamed NCHW8c mismatch C={c} stream={stream}")
+    # 3 channels padded into pixels of 4 and 8 lanes, large enough that the
+    # maker's rule streams them or not (Zen 5: cached up to 20 MiB moved).
+    for dt in (np.uint8, np.float32):
+        x = rng.integers(0, 200, (1, 3, 1024, 1030)).astype(dt)
+        for tag in ("NCHW4c", "NCHW8c"):
+            got = lk.Layout(tag, dims="NCHW").pack(x, pad_value=5)
+            if got.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes():
+                sys.exit(f"large padded {tag} mismatch {np.dtype(dt)} stream={stream}")
     # NHWC -> NCHW: lanes 4 KiB apart, and row runs of more than 64 planes
     # (rows or lane groups outer).
     for shape in ((1, 64, 64, 24), (1, 48, 48, 256), (2, 40, 60, 200)):

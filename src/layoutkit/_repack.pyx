@@ -218,6 +218,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
                                     int es, Py_ssize_t row, Py_ssize_t at, const void* pad,
                                     int stream)
     int lk_large_operation()
+    int lk_stream_padded(int k, Py_ssize_t n)
     int lk_l2_operation()
     int lk_moves_at_most(Py_ssize_t nbytes)
     void lk_deinterleave(void* out, Py_ssize_t orow, const void* inp, Py_ssize_t m, int k,
@@ -420,7 +421,7 @@ cdef void inner2d(elem_t* o, Py_ssize_t on, const char* src, Py_ssize_t n0, Py_s
         for j in range(lo, hi):
             lanes[j - lo] = src + j * s1
         if lk_interleave_padded(<char*>o, lanes, n0, <int>(hi - lo), <int>es, n1 * es, lo * es,
-                                &pv, lk_large_operation()) == n0:
+                                &pv, lk_stream_padded(<int>(hi - lo), n1)) == n0:
             return
     if s0 == es:
         # Channel interleave: n1 lanes, each a contiguous source stream; padding

@@ -307,6 +307,22 @@ static inline int lk_split_avx512(void) {
     return lk_cpu_split;
 }
 
+/* Whether rows padded from k of n lanes (3 channels into NCHW4c-32c, kCHW32,
+ * kHWC8, HCWNC4/8 of one image) are streamed. On Intel and Zen 4: within a
+ * large operation. On Zen 5 only when the operation's bytes (input and
+ * output) outgrow 20 MiB, 5/8 of a CCD's 32 MiB L3 (sysconf reports the
+ * host's 384 MiB on the suite's VM): there a non-temporal store drains at the
+ * DRAM's speed (45 GB/s on the suite's VM) where cached stores of up to
+ * 16 MiB ran at 120 GB/s, misses included (bench/c/write_bandwidth.c).
+ * compare_builds.py on Zen 5, 1x3x1024x1024, 3-5 rounds: uint8 NCHW4c /
+ * NCHW8c / NCHW16c 0.65-0.71x / 0.61x / 0.91x the time, HCWNC4 / HCWNC8 int8
+ * 0.73x / 0.62x; float16 NCHW4c / HCWNC4 / NCHW8c (14-22 MB) 0.89-1.03x.
+ * The suite's float32 ones (28 MB and more) measured faster streamed. */
+static inline int lk_stream_padded(int k, ptrdiff_t n) {
+    if (!lk_is_amd() || lk_split_avx512() || n <= 0) return lk_large_operation();
+    return lk_footprint_hint / 2 / n * (n + k) > ((ptrdiff_t)20 << 20);
+}
+
 /* Whether long lanes (4096+ rows) are transposed a column of tiles at a time,
  * and 2- and 4-byte rows staged and streamed (1), or in strips of rows across
  * each group of lanes (0); see lk_transpose_direct_avx2. Columns everywhere:
