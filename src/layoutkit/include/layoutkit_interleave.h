@@ -4034,11 +4034,11 @@ static __thread lk_padrow_tables lk_padrow_cache;
  * 43 us (a fill of its output: 36 us). Streamed when `stream`. Returns m, or
  * 0 where it does not apply (fewer rows than two steps, other row sizes, data
  * past the row). */
-LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *lanes, ptrdiff_t m,
-                                        int k, int es, ptrdiff_t row, ptrdiff_t at,
-                                        const void *pad, int stream) {
+LK_VBMI __attribute__((always_inline)) static inline ptrdiff_t lk_padrow_vbmi_k(
+    char *restrict out, const void *const *lanes, ptrdiff_t m, int k, int es, ptrdiff_t row,
+    ptrdiff_t at, const void *pad, const int stream, const int pieces_c) {
     const ptrdiff_t per = 16 / es, step = per * row;
-    const int pieces = (int)(step / 64);
+    const int pieces = pieces_c ? pieces_c : (int)(step / 64);
     /* The pad vector holds whole elements from its first byte: an output that
      * does not start on an element boundary (a numpy view at an odd byte
      * offset) would shift the pad bytes under the merge. */
@@ -4062,7 +4062,7 @@ LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *l
      * took 1.2-1.8x the time. */
     __m512i idx[16], idxp[16];
     memcpy(idx, tab->idx, (size_t)pieces * sizeof(__m512i));
-    if (phase) memcpy(idxp, tab->idxp, (size_t)pieces * sizeof(__m512i));
+    memcpy(idxp, phase ? tab->idxp : tab->idx, (size_t)pieces * sizeof(__m512i));
     const __mmask64 keep = tab->keep, keepp = tab->keepp;
     const __m256i pad32 = lk_pad_vector(pad, es);
     const __m512i padv = _mm512_inserti64x4(_mm512_castsi256_si512(pad32), pad32, 1);
@@ -4132,6 +4132,36 @@ LK_VBMI static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *l
 #undef LK_PRV_PIECES
 #undef LK_PRV_LOAD
     return m;
+}
+
+/* One copy per store kind and usual piece count, so that neither is tested
+ * per store (as lk_smallbox_pack_vbmi). */
+#define LK_PRV_CASE(S, P)                                                                  \
+    LK_VBMI static ptrdiff_t lk_padrow_vbmi_##S##_##P(char *restrict out,                  \
+                                                      const void *const *lanes, ptrdiff_t m, \
+                                                      int k, int es, ptrdiff_t row,        \
+                                                      ptrdiff_t at, const void *pad) {     \
+        return lk_padrow_vbmi_k(out, lanes, m, k, es, row, at, pad, S, P);                 \
+    }
+LK_PRV_CASE(0, 0) LK_PRV_CASE(0, 1) LK_PRV_CASE(0, 2) LK_PRV_CASE(0, 4) LK_PRV_CASE(0, 8)
+LK_PRV_CASE(1, 0) LK_PRV_CASE(1, 1) LK_PRV_CASE(1, 2) LK_PRV_CASE(1, 4) LK_PRV_CASE(1, 8)
+#undef LK_PRV_CASE
+
+/* k (1-4) lanes into rows of `row` bytes, data `at` bytes in, the rest the
+ * pad value, 16 / es rows a step; m if done, 0 if the case is not taken. */
+static ptrdiff_t lk_padrow_vbmi(char *restrict out, const void *const *lanes, ptrdiff_t m, int k,
+                                int es, ptrdiff_t row, ptrdiff_t at, const void *pad, int stream) {
+    typedef ptrdiff_t (*fn)(char *restrict, const void *const *, ptrdiff_t, int, int, ptrdiff_t,
+                            ptrdiff_t, const void *);
+    static const fn fns[2][5] = {
+        {lk_padrow_vbmi_0_0, lk_padrow_vbmi_0_1, lk_padrow_vbmi_0_2, lk_padrow_vbmi_0_4,
+         lk_padrow_vbmi_0_8},
+        {lk_padrow_vbmi_1_0, lk_padrow_vbmi_1_1, lk_padrow_vbmi_1_2, lk_padrow_vbmi_1_4,
+         lk_padrow_vbmi_1_8},
+    };
+    ptrdiff_t pieces = es > 0 && es <= 16 ? 16 / es * row / 64 : 0;
+    int c = pieces == 1 ? 1 : pieces == 2 ? 2 : pieces == 4 ? 3 : pieces == 8 ? 4 : 0;
+    return fns[stream != 0][c](out, lanes, m, k, es, row, at, pad);
 }
 #endif
 
@@ -5530,10 +5560,9 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
  * the time, R4Crouton2 float16 0.78x, NHWC8h8w32c float16 0.85x;
  * 1x3x1024x1024 (streamed) 0.83-1.0x. A grid of boxes that do not tile the
  * destination keeps the AVX2 kernel. Streamed when `stream`. */
-LK_VBMI static void lk_smallbox_pack_vbmi(char *restrict dst, const char *restrict src,
-                                          const lk_grid_level *lv, const lk_smallbox *k,
-                                          const char *hi, int stream) {
-    const int pieces = (int)(k->q / 64);
+LK_VBMI __attribute__((always_inline)) static inline void lk_smallbox_pack_vbmi_k(
+    char *restrict dst, const char *restrict src, const lk_grid_level *lv, const lk_smallbox *k,
+    const char *hi, const int stream, const int pieces) {
     const ptrdiff_t phase = (ptrdiff_t)(-(uintptr_t)dst & 63);
     uint8_t tab[2][4][64];
     uint64_t bits[2][4] = {{0}};
@@ -5607,6 +5636,34 @@ LK_VBMI static void lk_smallbox_pack_vbmi(char *restrict dst, const char *restri
             _mm512_storeu_si512((void *)(dprev + 64 * p), LK_SBV_PIECE(idx, keep, p, prev));
 #undef LK_SBV_PUT
 #undef LK_SBV_PIECE
+}
+
+/* One copy per piece count and store kind, so that neither is tested per
+ * store: NHWC -> Crouton uint8 1x3x224x224 took 1.18x the time with both
+ * read at run time (hot loop, Zen 5). */
+#define LK_SBV_CASE(S, P)                                                                   \
+    LK_VBMI static void lk_smallbox_pack_vbmi_##S##P(char *restrict dst, const char *restrict src, \
+                                                     const lk_grid_level *lv,               \
+                                                     const lk_smallbox *k, const char *hi) { \
+        lk_smallbox_pack_vbmi_k(dst, src, lv, k, hi, S, P);                                 \
+    }
+LK_SBV_CASE(0, 1) LK_SBV_CASE(0, 2) LK_SBV_CASE(0, 3) LK_SBV_CASE(0, 4)
+LK_SBV_CASE(1, 1) LK_SBV_CASE(1, 2) LK_SBV_CASE(1, 3) LK_SBV_CASE(1, 4)
+#undef LK_SBV_CASE
+
+/* Pixels of 64-256 bytes (k->q a multiple of 64), streamed when `stream`. */
+static void lk_smallbox_pack_vbmi(char *restrict dst, const char *restrict src,
+                                  const lk_grid_level *lv, const lk_smallbox *k, const char *hi,
+                                  int stream) {
+    typedef void (*fn)(char *restrict, const char *restrict, const lk_grid_level *,
+                       const lk_smallbox *, const char *);
+    static const fn fns[2][4] = {
+        {lk_smallbox_pack_vbmi_01, lk_smallbox_pack_vbmi_02, lk_smallbox_pack_vbmi_03,
+         lk_smallbox_pack_vbmi_04},
+        {lk_smallbox_pack_vbmi_11, lk_smallbox_pack_vbmi_12, lk_smallbox_pack_vbmi_13,
+         lk_smallbox_pack_vbmi_14},
+    };
+    fns[stream != 0][k->q / 64 - 1](dst, src, lv, k, hi);
 }
 #endif
 
