@@ -736,9 +736,11 @@ for stream in (-1, 0):
             got = lk.Layout(tag, dims="NCHW").pack(x, pad_value=5)
             if got.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes():
                 sys.exit(f"large padded {tag} mismatch {np.dtype(dt)} stream={stream}")
-    # NHWC -> NCHW: lanes 4 KiB apart, and row runs of more than 64 planes
-    # (rows or lane groups outer).
-    for shape in ((1, 64, 64, 24), (1, 48, 48, 256), (2, 40, 60, 200)):
+    # NHWC -> NCHW: lanes 4 KiB apart, row runs of more than 64 planes
+    # (rows or lane groups outer), and pixels of 1024-2048 channels (float32:
+    # lanes a multiple of 4 KiB apart, 16x16 tiles on Zen 5).
+    for shape in ((1, 64, 64, 24), (1, 48, 48, 256), (2, 40, 60, 200), (1, 7, 7, 1024),
+                  (1, 4, 5, 2048), (2, 3, 6, 1024)):
         for dt in (np.uint8, np.float16, np.float32):
             x = rng.integers(0, 200, shape).astype(dt)
             nchw = np.ascontiguousarray(x.transpose(0, 3, 1, 2))

@@ -2585,6 +2585,26 @@ LK_VBMI static void lk_interleave_wide_z32(char *o, const void *const *lanes, pt
     }
 }
 
+/* A transpose of 4-byte elements by the tile above: each group of 16 lanes
+ * down all rows, the last tile of rows (and of lanes) moved back to end
+ * exactly at rows (lanes), rewriting a few slots with the same values.
+ * rows, lanes >= 16. For lanes a multiple of 4 KiB apart (NHWC -> NCHW of
+ * 7x7 maps: 49 pixels of 2048 channels) each tile reads a whole line of
+ * 16 lanes at once, where the AVX2 tiles came back to the same lines, which
+ * share one L1 set, for each 32-byte piece (see lk_transpose_aliased_z32). */
+LK_VBMI static void lk_transpose_z32(char *dst, ptrdiff_t drow, const char *src, ptrdiff_t slane,
+                                     ptrdiff_t rows, ptrdiff_t lanes) {
+    for (ptrdiff_t j0 = 0; j0 < lanes; j0 += 16) {
+        ptrdiff_t j = j0 + 16 <= lanes ? j0 : lanes - 16;
+        const void *tab[16];
+        for (int l = 0; l < 16; l++) tab[l] = src + (j + l) * slane;
+        for (ptrdiff_t i0 = 0; i0 < rows; i0 += 16) {
+            ptrdiff_t i = i0 + 16 <= rows ? i0 : rows - 16;
+            lk_ptile_z32(dst + i * drow + j * 4, drow, tab, i * 4);
+        }
+    }
+}
+
 /* 16 lanes ss apart by 16 rows into 16 rows of 16 bytes, ds apart: the first
  * two rounds of the tile above. */
 LK_VBMI static inline void lk_tile_vbmi16_8(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) {
@@ -4757,6 +4777,20 @@ static inline int lk_chunk_transpose_fits(ptrdiff_t rows, ptrdiff_t lanes, int e
 }
 #endif
 
+#ifdef LK_HAVE_VBMI_TILES
+/* Whether lk_transpose takes lk_transpose_z32: 4-byte lanes a multiple of
+ * 4 KiB apart into rows that are not, within L2, on Zen 5 (measured there
+ * only). bench/c/transpose_regimes.c 4 49 2048 (NHWC -> NCHW float32 of
+ * 1x2048x7x7): 16.8-21 us against 20-22 us hot, 33-39 us against 49-71 us
+ * with the source evicted. */
+static inline int lk_transpose_aliased_z32(ptrdiff_t rows, ptrdiff_t lanes, ptrdiff_t slane,
+                                           ptrdiff_t drow, int es) {
+    return es == 4 && rows >= 16 && lanes >= 16 && slane % 4096 == 0 && drow % 4096 != 0 &&
+           rows * lanes * es <= ((ptrdiff_t)1 << 20) && lk_simd() != 0 && lk_is_amd() &&
+           !lk_split_avx512() && lk_vbmi();
+}
+#endif
+
 static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restrict src,
                          ptrdiff_t slane, ptrdiff_t rows, ptrdiff_t lanes, int es) {
     ptrdiff_t i = 0;
@@ -4774,6 +4808,10 @@ static void lk_transpose(char *restrict dst, ptrdiff_t drow, const char *restric
     }
 #endif
 #ifdef LK_HAVE_VBMI_TILES
+    if (lk_transpose_aliased_z32(rows, lanes, slane, drow, es)) {
+        lk_transpose_z32(dst, drow, src, slane, rows, lanes);
+        return;
+    }
     if (drow == lanes * es && (lanes == 8 || lanes == 16 || lanes == 32) &&
         lk_lanetiles_fit(rows, (int)lanes, slane, es)) {
         /* Dense pixels of 8-32 channels (NCHW8c-32c, kCHW32): bytes 0.42-0.7x
