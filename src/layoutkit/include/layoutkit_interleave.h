@@ -1612,8 +1612,8 @@ static inline ptrdiff_t lk_even_lane_stride(const void *const *lanes, int k) {
 }
 
 /* Whether the lane tiles take k lanes of m es-byte elements, sl apart, on
- * Intel with AVX-512 VBMI (not on AMD: on Zen 5, NCHW16c / NCHW32c / kCHW32
- * of 8x256x56x56 uint8 took 1.3-2x the time of the transposes). Bytes: 16
+ * Intel with AVX-512 VBMI (on AMD, Zen 5's small operations only: below).
+ * Bytes: 16
  * lanes, or 32 not a multiple of 4 KiB apart whose box is at most 1 MiB (32 lanes of 64-256 KiB
  * planes into NCHW32c, 1x64x256x256 and 1x128x128x128, took 1.05-1.17x the
  * time of the transposes, their 16-byte reads all in the same few L1 sets);
@@ -1631,7 +1631,13 @@ static inline ptrdiff_t lk_even_lane_stride(const void *const *lanes, int k) {
  * of the AVX2 tiles for 7x7 to 13x17 planes, 0.92x for 28x28; 40x40 and
  * 56x56 1.0x. */
 static inline int lk_lanetiles_fit(ptrdiff_t m, int k, ptrdiff_t sl, int es) {
-    if ((es != 1 && es != 2 && es != 4) || m < 16 / es || lk_is_amd() || !lk_vbmi()) return 0;
+    if ((es != 1 && es != 2 && es != 4) || m < 16 / es || !lk_vbmi()) return 0;
+    /* On AMD only for 2- and 4-byte lanes of operations within L2, on Zen 5:
+     * NCHW8c-32c / kCHW32 float16 and float32 of 1x2048x7x7 0.45-0.76x the
+     * time (fresh processes, 2 rounds), where 8x256x56x56 float16 took 1.2-1.4x
+     * and byte lanes of it 1.3-2x. */
+    if (lk_is_amd() && (lk_split_avx512() || es == 1 || !lk_moves_at_most((ptrdiff_t)2 << 20)))
+        return 0;
     switch (k * 16 + es) {
     case 4 * 16 + 4:
         return sl % 4096 != 0 && m * k * es <= ((ptrdiff_t)1 << 20) && !lk_large_operation();
