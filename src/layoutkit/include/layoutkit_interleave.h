@@ -1632,11 +1632,13 @@ static inline ptrdiff_t lk_even_lane_stride(const void *const *lanes, int k) {
  * 56x56 1.0x. */
 static inline int lk_lanetiles_fit(ptrdiff_t m, int k, ptrdiff_t sl, int es) {
     if ((es != 1 && es != 2 && es != 4) || m < 16 / es || !lk_vbmi()) return 0;
-    /* On AMD only for 2- and 4-byte lanes of operations within L2, on Zen 5:
-     * NCHW8c-32c / kCHW32 float16 and float32 of 1x2048x7x7 0.45-0.76x the
-     * time (fresh processes, 2 rounds), where 8x256x56x56 float16 took 1.2-1.4x
-     * and byte lanes of it 1.3-2x. */
-    if (lk_is_amd() && (lk_split_avx512() || es == 1 || !lk_moves_at_most((ptrdiff_t)2 << 20)))
+    /* On AMD only on Zen 5, for operations within L2, and 16 byte lanes only
+     * of 256+ rows: NCHW8c-32c / kCHW32 float16 and float32 of 1x2048x7x7
+     * 0.48-0.84x the time (compare_builds.py), 32 byte lanes 0.68x, 16 byte
+     * lanes of 1x3x224x224 0.73x but of 1x2048x7x7 1.25x; 8x256x56x56
+     * float16 took 1.2-1.4x, byte lanes of it 1.3-2x. */
+    if (lk_is_amd() && (lk_split_avx512() || !lk_moves_at_most((ptrdiff_t)2 << 20) ||
+                        (es == 1 && k == 16 && m < 256)))
         return 0;
     switch (k * 16 + es) {
     case 4 * 16 + 4:
