@@ -172,6 +172,14 @@ for shape, tag in (
     x = rng.integers(0, 256, shape).astype(np.uint8)
     if lk.Layout(tag, dims="NCHW").pack(x).tobytes() != ref_pack(x, tag, dims="NCHW").tobytes():
         sys.exit(f"pack mismatch {tag} {shape}")
+# 3 channels padded into pixels of 4-32 lanes, large enough that the maker's
+# rule streams them or not (Zen 5: through the cache up to 20 MiB moved).
+for dt in (np.uint8, np.float32):
+    x = rng.integers(0, 200, (1, 3, 1024, 1030)).astype(dt)
+    for tag in ("NCHW4c", "NCHW8c") + (("NCHW16c", "NCHW32c") if dt == np.uint8 else ()):
+        got = lk.Layout(tag, dims="NCHW").pack(x, pad_value=5)
+        if got.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes():
+            sys.exit(f"large padded {tag} mismatch {np.dtype(dt)}")
 for stream in (-1, 0):
     _repack.set_stream_threshold(stream)
     for c in (3, 4, 16, 33, 64):
@@ -711,6 +719,14 @@ for dt in (np.uint8, np.float16, np.float32):
         got = lk.Layout("NHWC8h8w32c", dims="NHWC").pack(x)
         if got.tobytes() != ref_pack(x, "NHWC8h8w32c", dims="NHWC").tobytes():
             sys.exit(f"crouton pack mismatch C={c} {np.dtype(dt)}")
+# 3 channels padded into pixels of 4-32 lanes, large enough that the maker's
+# rule streams them or not (Zen 5: through the cache up to 20 MiB moved).
+for dt in (np.uint8, np.float32):
+    x = rng.integers(0, 200, (1, 3, 1024, 1030)).astype(dt)
+    for tag in ("NCHW4c", "NCHW8c") + (("NCHW16c", "NCHW32c") if dt == np.uint8 else ()):
+        got = lk.Layout(tag, dims="NCHW").pack(x, pad_value=5)
+        if got.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes():
+            sys.exit(f"large padded {tag} mismatch {np.dtype(dt)}")
 for stream in (-1, 0):
     _repack.set_stream_threshold(stream)
     for dt in (np.uint8, np.float16, np.float32):
@@ -728,14 +744,6 @@ for stream in (-1, 0):
         got = lk.Layout("NCHW8c", dims="NCHW").pack(x, pad_value=5)
         if got.tobytes() != ref_pack(x, "NCHW8c", dims="NCHW", pad_value=5).tobytes():
             sys.exit(f"streamed NCHW8c mismatch C={c} stream={stream}")
-    # 3 channels padded into pixels of 4 and 8 lanes, large enough that the
-    # maker's rule streams them or not (Zen 5: cached up to 20 MiB moved).
-    for dt in (np.uint8, np.float32):
-        x = rng.integers(0, 200, (1, 3, 1024, 1030)).astype(dt)
-        for tag in ("NCHW4c", "NCHW8c") + (("NCHW16c", "NCHW32c") if dt == np.uint8 else ()):
-            got = lk.Layout(tag, dims="NCHW").pack(x, pad_value=5)
-            if got.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes():
-                sys.exit(f"large padded {tag} mismatch {np.dtype(dt)} stream={stream}")
     # NHWC -> NCHW: lanes 4 KiB apart, row runs of more than 64 planes
     # (rows or lane groups outer), and pixels of 1024-2048 channels (float32:
     # lanes a multiple of 4 KiB apart, 16x16 tiles on Zen 5).

@@ -334,8 +334,9 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_quantize16_f32_avx2(void *re
  * arithmetic: x * (1/scale), near-tie steps redone by division (unless the
  * scale is a power of two), steps with a marked conversion redone clamped,
  * packs to int16 with the zero point added there, packs to 8 bits, and a
- * dword permute undoing the packs' per-128-bit order. Intel with AVX-512
- * (and Zen 5; not Zen 4: see lk_split_avx512): a float32 -> int8 pack of 1x3x224x224 to 8x256x14x14
+ * dword permute undoing the packs' per-128-bit order. Intel with AVX-512,
+ * and Zen 5 (not Zen 4: lk_split_avx512): a float32 -> int8 pack of
+ * 1x3x224x224 to 8x256x14x14
  * took 0.65-0.74x the time of the AVX2 loop, and the quantize-first path of
  * NCHW float32 -> HCWNC4 / HCWNC8 int8 of 1x2048x7x7 0.84-0.9x. Returns the
  * elements done (a multiple of 64). */

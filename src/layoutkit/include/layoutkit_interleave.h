@@ -1613,23 +1613,23 @@ static inline ptrdiff_t lk_even_lane_stride(const void *const *lanes, int k) {
 
 /* Whether the lane tiles take k lanes of m es-byte elements, sl apart, on
  * Intel with AVX-512 VBMI (on AMD, Zen 5's small operations only: below).
- * Bytes: 16
- * lanes, or 32 not a multiple of 4 KiB apart whose box is at most 1 MiB (32 lanes of 64-256 KiB
- * planes into NCHW32c, 1x64x256x256 and 1x128x128x128, took 1.05-1.17x the
- * time of the transposes, their 16-byte reads all in the same few L1 sets);
- * 8 lanes of bytes took 1.11x the time of the zip kernel for 7x7 planes and
- * gained nothing on larger ones. float16 (8-32 lanes) and float32 (8 or 16)
- * likewise, and within operations under 8 MiB, where they measured no faster
- * (8x256x56x56: 1.0-1.4x the time), except 32 lanes of float16 (one pixel a
- * line), which took 0.84-0.96x the time of the staged-and-streamed tiles
- * there (NCHW32c float16 of 8x256x56x56, 8x64x100x100, 4x128x80x80,
- * 16x256x28x28, with the suite's interleaved copy; streaming their stores
- * gained nothing more; 8 and 16 lanes 0.96-1.04x). 4 lanes of float32 (NCHW4c
- * of 7x7 planes, through lk_interleave) 0.84x the time of the SSE interleave.
- * 32 float32 lanes (NCHW32c, kCHW32: two lines a pixel, the 16-lane tiles of
- * each half stored side by side) up to 128 KiB a box: 0.75-0.81x the time
- * of the AVX2 tiles for 7x7 to 13x17 planes, 0.92x for 28x28; 40x40 and
- * 56x56 1.0x. */
+ * Bytes: 16 lanes, or 32 not a multiple of 4 KiB apart whose box is at most 1
+ * MiB (32 lanes of 64-256 KiB planes into NCHW32c, 1x64x256x256 and
+ * 1x128x128x128, took 1.05-1.17x the time of the transposes, their 16-byte
+ * reads all in the same few L1 sets); 8 lanes of bytes took 1.11x the time of
+ * the zip kernel for 7x7 planes and gained nothing on larger ones. float16
+ * (8-32 lanes) and float32 (8 or 16) likewise, and within operations under 8
+ * MiB, where they measured no faster (8x256x56x56: 1.0-1.4x the time), except
+ * 32 lanes of float16 (one pixel a line), which took 0.84-0.96x the time of
+ * the staged-and-streamed tiles there (NCHW32c float16 of 8x256x56x56,
+ * 8x64x100x100, 4x128x80x80, 16x256x28x28, with the suite's interleaved copy;
+ * streaming their stores gained nothing more; 8 and 16 lanes 0.96-1.04x). 4
+ * lanes of float32 (NCHW4c of 7x7 planes, through lk_interleave) 0.84x the
+ * time of the SSE interleave. 32 float32 lanes (NCHW32c, kCHW32: two lines a
+ * pixel, the 16-lane tiles of each half stored side by side) up to 128 KiB a
+ * box: 0.75-0.81x the time of the AVX2 tiles for 7x7 to 13x17 planes, 0.92x
+ * for 28x28; 40x40 and 56x56 1.0x.
+ */
 static inline int lk_lanetiles_fit(ptrdiff_t m, int k, ptrdiff_t sl, int es) {
     if ((es != 1 && es != 2 && es != 4) || m < 16 / es || !lk_vbmi()) return 0;
     /* On AMD only on Zen 5, for operations within L2, and 16 byte lanes only
@@ -2151,8 +2151,8 @@ static inline int lk_lane_rows_unpack_batch(char *dst, ptrdiff_t dn, ptrdiff_t d
 }
 
 /* Whether lk_interleave_zipn takes k lanes of m es-byte elements: Intel CPUs
- * with AVX-512 VBMI (and Zen 5; not Zen 4: see lk_split_avx512), where it measured faster. 4 lanes of
- * 1 or 4 bytes only for copy_lanes' boxes (lane_box; HCWNC4 of 1x2048x7x7,
+ * with AVX-512 VBMI, and Zen 5 (not Zen 4: lk_split_avx512), where it
+ * measured faster. 4 lanes of 1 or 4 bytes only for copy_lanes' boxes (lane_box; HCWNC4 of 1x2048x7x7,
  * int8 0.69x the time, float32 0.87x): NCHW4c float32 of 1x2048x7x7, each
  * block 784 bytes on from the last, took 1.2x; NCHW4c uint8 runs the grid
  * kernels. */
@@ -5230,7 +5230,7 @@ __attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *res
 /* De-interleave grids of operations within L2 (lk_small_operation) by byte
  * permutes of two registers (vpermt2b: one shuffle per 64 bytes out, where
  * the AVX2 boxes take two to three): 32 pixels a step, the last step
- * overlapping the one before; m >= 32 (Intel and Zen 5; not Zen 4: see lk_split_avx512). Against
+ * overlapping the one before; m >= 32 (Intel and Zen 5, not Zen 4). Against
  * the AVX2 boxes, alternating in one process (bench/ab_env.py): Crouton2 ->
  * NHWC float16 / Crouton4x1 -> NHWC uint8 of 1x2048x7x7 0.85-0.89x / 0.97x
  * the time. Larger operations were within 3% in that hot loop, but in the
