@@ -88,6 +88,19 @@ def test_large_image_round_trip():
         assert np.array_equal(layout.unpack(packed, x.shape), x)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=str)
+@pytest.mark.parametrize("shape", [(1, 128, 96, 64), (2, 48, 64, 128), (1, 72, 104, 96)])
+def test_crouton_runs_past_l2(shape, dtype):
+    """NHWC <-> crouton of 32-channel runs of 64 / 128 bytes in operations
+    past L2 (the 512-bit run copies), against the reference both ways."""
+    x = _data(shape, dtype, seed=5)
+    layout = lk.Layout("NHWC8h8w32c", dims="NHWC")
+    packed = layout.pack(x)
+    assert packed.tobytes() == ref_pack(x, "NHWC8h8w32c", dims="NHWC").tobytes()
+    got = layout.unpack(packed, x.shape)
+    assert got.tobytes() == ref_unpack(packed, "NHWC8h8w32c", dims="NHWC", shape=x.shape).tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("c", [2, 3, 4, 5, 8, 16, 33, 64])
 @pytest.mark.parametrize("tag", ["NHWC", "NCHW4c", "NCHW32c", "HCWN4c", "NHWC8h8w32c"])
