@@ -488,6 +488,28 @@ def test_four_byte_lanes_of_a_batch(store_mode, tag, dtype, offset):
         assert layout.unpack(got, shape).tobytes() == x.tobytes(), (n, c, w)
 
 
+@pytest.mark.parametrize("offset", [0, 16, 40])
+@pytest.mark.parametrize("dtype", [np.uint16, np.float16], ids=str)
+@pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c"])
+def test_two_byte_lanes_of_a_batch(tag, dtype, offset):
+    """HCWN4c / HCWN8c of a batch, 2-byte elements: 32 lanes by 8 rows at a
+    time in 512-bit registers on Zen 5 (lk_interleave_wide_z16), the last
+    tile of lanes and of rows moved back to end at the box's edge. Lane
+    counts 16-96, rows of 8 to 57, channels that leave a block partly
+    padding; nothing outside the output is written."""
+    layout = lk.Layout(tag, dims="NCHW")
+    for n, c, w in itertools.product([4, 8, 9, 12], [8, 7], [8, 9, 23, 57]):
+        shape = (n, c, 3, w)
+        x = _data(shape, dtype, seed=n * w + c)
+        raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
+        raw[:] = 0xA5
+        got = layout.pack(x, pad_value=3, out=out)
+        want = ref_pack(x, tag, dims="NCHW", pad_value=3)
+        assert got.tobytes() == want.tobytes(), (n, c, w)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+        assert layout.unpack(got, shape).tobytes() == x.tobytes(), (n, c, w)
+
+
 @pytest.mark.parametrize("offset", [1, 2, 3, 6])
 @pytest.mark.parametrize("dtype", [np.uint16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("tag", ["NCHW4c", "NCHW8c", "NCHW16c", "HCWN8c"])
@@ -724,6 +746,13 @@ for dt in (np.uint8, np.float16, np.float32):
         got = lk.Layout("NHWC8h8w32c", dims="NHWC").pack(x)
         if got.tobytes() != ref_pack(x, "NHWC8h8w32c", dims="NHWC").tobytes():
             sys.exit(f"crouton pack mismatch C={c} {np.dtype(dt)}")
+# 2-byte lanes of a batch (HCWNC4 / HCWNC8: 32 lanes a tile on Zen 5).
+for tag in ("HCWN4c", "HCWN8c"):
+    for shape in ((8, 8, 5, 56), (9, 7, 3, 13)):
+        x = rng.integers(0, 200, shape).astype(np.float16)
+        got = lk.Layout(tag, dims="NCHW").pack(x, pad_value=5)
+        if got.tobytes() != ref_pack(x, tag, dims="NCHW", pad_value=5).tobytes():
+            sys.exit(f"batch lanes {tag} mismatch {shape}")
 # 3 channels padded into pixels of 4-32 lanes, large enough that the maker's
 # rule streams them or not (Zen 5: through the cache up to 20 MiB moved).
 for dt in (np.uint8, np.float32):
