@@ -44,6 +44,7 @@ cdef enum:
     RUN_GROUP = 8       # runs of a pixel copied together into their chunks (copy_small_rows)
     FILL_SLICE = 32768  # bytes of output padded, then given its data, at a time (in L1)
     PF_BOXES = 16       # tiny boxes prefetched ahead in copy_lanes
+    OUT_PREFETCH_BYTES = 1024  # copy_lanes: boxes this large prefetch the next one's output
     LANE_BLOCK_BYTES = 1024     # copy_lanes: boxes batched (copy_lane_blocks) up to this
     LANE_BLOCK_L2_BYTES = 4096  # ... or this, when the operation fits L2
     ZIPN_BYTES = 256    # bytes of each lane per zip-kernel call (LK_ZIPN_MAX_BYTES)
@@ -214,6 +215,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
     int lk_small_operation()
     void lk_prefetch_lane(const char* p, Py_ssize_t nbytes)
     void lk_prefetch_t0(const char* p)
+    void lk_prefetch_output(char* p, Py_ssize_t nbytes)
     Py_ssize_t lk_interleave_padded(char* out, const void* const* lanes, Py_ssize_t m, int k,
                                     int es, Py_ssize_t row, Py_ssize_t at, const void* pad,
                                     int stream)
@@ -1168,6 +1170,8 @@ cdef void copy_short_lanes(const Plan* P, const int* order, int nord, Py_ssize_t
         if o >= 0 and prefetch_next and idx[o] + 1 < ext[o]:
             for j in range(K):
                 lk_prefetch_lane(src + P.ss[o] + lane_off[j], m * P.esize)
+            if not P.stream and m * K * P.esize >= OUT_PREFETCH_BYTES:
+                lk_prefetch_output(dst + P.ds[o], m * K * P.esize)
         lk_interleave_zipn_at(dst, lanes, src - base, m, <int>K, <int>P.esize)
         if not advance_both(P, order, nord, idx, ext, &src, &dst):
             return
@@ -1274,6 +1278,13 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
         while j < K and lane_off[j] == lane_off[j - 1] + m * es and not lane_pad[j]:
             j += 1
         prefetch_next = j < K or lane_pad[0]
+    if P.stream and es >= 4 and m * K * es >= 4096 and K <= 32:
+        # Boxes staged and streamed (copy_lane_box_streamed) of up to 32
+        # lanes: the lanes read as sequential streams the prefetchers follow,
+        # and prefetching the next box only crowded them (HCWNC4 float32 of
+        # 8x256x56x56: 0.91x the time without). 64 lanes (HCWNC8) keep it
+        # (1.26x the time without).
+        prefetch_next = False
     # Tiny lanes that lie side by side in the source (crouton -> NHWC of 64
     # channels: 32 lanes of 4 bytes make one 128-byte run) are de-interleaves of
     # whole runs, not element moves.
@@ -1408,6 +1419,8 @@ cdef bint copy_lanes(const Plan* P, int lev, const char* src, char* dst,
                 for j in range(K):
                     if not lane_pad[j]:
                         lk_prefetch_lane(src + P.ss[k] + lane_off[j], m * es)
+                if not P.stream and m * K * es >= OUT_PREFETCH_BYTES:
+                    lk_prefetch_output(dst + P.ds[k], m * K * es)
             if P.stream and es >= 4 and m * K * es >= 4096:
                 copy_lane_box_streamed(dst, src, lane_off, lane_pad, <const void*>padbuf, m, K,
                                        es)

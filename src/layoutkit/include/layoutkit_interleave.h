@@ -653,6 +653,19 @@ static inline void lk_prefetch_lane(const char *p, ptrdiff_t bytes) {
 #endif
 }
 
+/* Every line of the next box's destination, for writing: the boxes of an
+ * interleave of a batch (HCWNC4 / HCWNC8) are each a run of lines far from the
+ * last, which the hardware's prefetchers only find a few lines in, so the
+ * cached stores wait on reading each line first. */
+static inline void lk_prefetch_output(char *p, ptrdiff_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+    for (ptrdiff_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b, 1, 3);
+    __builtin_prefetch(p + bytes - 1, 1, 3);
+#else
+    (void)p; (void)bytes;
+#endif
+}
+
 /* The element-by-element de-interleave (see LK_DEFINE_DEINTERLEAVE), the
  * build's best clone. */
 static inline void lk_deinterleave_plain(void *restrict out, ptrdiff_t orow,
