@@ -22,6 +22,10 @@ CASES = [
     # Two outer digits (channel blocks): the split moves to the next level.
     ("NCHW32c", None, (1, 64, 256, 257), np.int8),
     ("NHWC8c", "NCHW", (1, 64, 130, 257), np.float16),
+    # Croutons of 3 channels read from 8 MiB+ of padded source: each thread's
+    # slice takes the prefetching kernel the whole grid takes.
+    ("NHWC8h8w32c", "NHWC", (1, 1024, 1024, 3), np.uint8),
+    ("NHWC8h2w32c4w", "NHWC", (1, 512, 1024, 3), np.uint8),
     # One box of few long rows (NHWC -> NCHW): the threads slice its columns.
     ("NCHW", "NHWC", (1, 300, 301, 64), np.uint8),
     ("NCHW", "NHWC", (2, 150, 151, 24), np.float32),

@@ -246,7 +246,7 @@ cdef extern from "layoutkit_interleave.h" nogil:
                          Py_ssize_t l_hi, int pack, Py_ssize_t box, int nsub,
                          const uint8_t* pad)
     int lk_smallbox_grid(char* dst, const char* src, const lk_grid_level* levels, int nl,
-                         const lk_smallbox* k, const char* hi, int stream)
+                         const lk_smallbox* k, const char* hi, const char* span_hi, int stream)
     int lk_rowpad4_grid(char* dst, const char* src, const lk_grid_level* levels, int nl,
                         Py_ssize_t s1, int n1, int n0, int data, const void* pad)
     int lk_padpix_grid(char* dst, const char* src, const lk_grid_level* levels, int nl,
@@ -768,7 +768,7 @@ cdef bint copy_small_boxes(const Plan* P, int lev, int a, Py_ssize_t g, const ch
     kernel for them."""
     cdef int nlev = P.nlev
     cdef Py_ssize_t es = P.esize
-    cdef Py_ssize_t n0 = 1, s0 = 0, d0 = 0, n1, s1, d1, reach, box
+    cdef Py_ssize_t n0 = 1, s0 = 0, d0 = 0, n1, s1, d1, reach, box, whole
     cdef int g0, j, k, nl, split = 0, nsub = 1
     cdef bint stream
     cdef lk_smallbox kb
@@ -830,7 +830,11 @@ cdef bint copy_small_boxes(const Plan* P, int lev, int a, Py_ssize_t g, const ch
         for j in range(nl):
             if lv[j].s > 0:
                 reach += (lv[j].n - 1) * lv[j].s
-        if not lk_smallbox_grid(dst, src, lv, nl, &kb, src + reach, stream):
+        # ... and of the grid with level lev whole (a thread's slice has part).
+        whole = reach
+        if g0 == lev and P.ss[lev] > 0:
+            whole += (P.ext[lev] - nfirst) * P.ss[lev]
+        if not lk_smallbox_grid(dst, src, lv, nl, &kb, src + reach, src + whole, stream):
             return False
         if not advance(P, lev, g0, idx, ext, &src, &dst):
             return True

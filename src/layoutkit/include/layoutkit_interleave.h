@@ -5552,7 +5552,8 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
                                                                  const char *restrict src,
                                                                  const lk_grid_level *lv,
                                                                  const lk_smallbox *k,
-                                                                 const char *hi, int stream) {
+                                                                 const char *hi, int stream,
+                                                                 int far) {
     const __m128i perm = _mm_loadu_si128((const __m128i *)k->perm);
     const __m128i tail = _mm_loadu_si128((const __m128i *)k->tail);
     const __m128i pad = _mm_loadu_si128((const __m128i *)k->pad);
@@ -5597,11 +5598,12 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
          * Crouton4x1 -> NHWC 0.81x; 2 KiB ahead did half as well, 16 KiB as
          * 8). Boxes of one load (a pixel of float16 / float32) gained nothing,
          * and float32 of 1x3x224x224 took 1.24x the time with them. Grids
-         * whose source (src to hi) L2 / L3 hold, under LK_SMALLBOX_AHEAD_MIN,
+         * whose source L2 / L3 hold, under LK_SMALLBOX_AHEAD_MIN (`far`: of the
+         * whole operation's grid, not of a thread's slice of it),
          * are left to the hardware: on Zen 4 crouton float16
          * of 1x3x224x224 (3 MiB) took 1.37x the time with them, Crouton4x1
          * uint8 1.6x. */
-        ptrdiff_t ahead_bytes = lv[3].s > 0 && lv[3].s <= 256 && hi - src >= LK_SMALLBOX_AHEAD_MIN
+        ptrdiff_t ahead_bytes = lv[3].s > 0 && lv[3].s <= 256 && far
                                     ? lv[3].s
                                     : 0;
         int nsub = k->nsub;
@@ -5939,19 +5941,23 @@ static inline int lk_rowpad4_grid(char *restrict dst, const char *restrict src,
 }
 
 /* Runs the boxes of nl (1-4) levels, the last fastest (as lk_box_grid); `hi` is
- * one past the last source byte the caller may read. Returns 0 (nothing done)
+ * one past the last source byte the caller may read, `span_hi` (>= hi) the end
+ * of the whole operation's grid, which sizes the choices below: a thread's
+ * slice of a grid past the cache reads from memory as the whole grid does
+ * (crouton -> NHWC uint8 of 1x3x1024x1024, slices of 2.8 MB on 2 threads:
+ * without the prefetches 1.45x the time of one thread). Returns 0 (nothing done)
  * without AVX2; with `stream`, the destination and its steps must be multiples
  * of 16 bytes. */
 static inline int lk_smallbox_grid(char *restrict dst, const char *restrict src,
                                    const lk_grid_level *levels, int nl, const lk_smallbox *k,
-                                   const char *hi, int stream) {
+                                   const char *hi, const char *span_hi, int stream) {
 #ifdef LK_HAVE_AVX2_TILES
     lk_grid_level lv[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
     if (lk_simd() == 0 || !lk_avx2() || nl < 1 || nl > 4) return 0;
     for (int j = 0; j < nl; j++) lv[4 - nl + j] = levels[j];
 #ifdef LK_HAVE_VBMI_TILES
     if (!k->pack && k->nsub == 4 && 3 * k->pitch + k->win <= 128 &&
-        hi - src < LK_SMALLBOX_AHEAD_MIN && lk_vbmi()) {
+        span_hi - src < LK_SMALLBOX_AHEAD_MIN && lk_vbmi()) {
         lk_smallbox_unpack_vbmi(dst, src, lv, k);
         return 1;
     }
@@ -5973,10 +5979,11 @@ static inline int lk_smallbox_grid(char *restrict dst, const char *restrict src,
         }
     }
 #endif
-    lk_smallbox_grid_avx2(dst, src, lv, k, hi, stream);
+    lk_smallbox_grid_avx2(dst, src, lv, k, hi, stream, span_hi - src >= LK_SMALLBOX_AHEAD_MIN);
     return 1;
 #else
-    (void)dst; (void)src; (void)levels; (void)nl; (void)k; (void)hi; (void)stream;
+    (void)dst; (void)src; (void)levels; (void)nl; (void)k; (void)hi; (void)span_hi;
+    (void)stream;
     return 0;
 #endif
 }
