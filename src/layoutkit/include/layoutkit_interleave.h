@@ -5525,6 +5525,18 @@ static int lk_smallbox_plan(lk_smallbox *k, int es, ptrdiff_t s0, ptrdiff_t d0, 
         BODY                                                                     \
     })
 
+/* ... unpacking, with the window 8 KiB on asked for when `ahead` (below). */
+#define LK_SMALLBOX_UNPACK_LOOPS(BODY)                                           \
+    LK_GRID_LOOPS({                                                           \
+        __m128i raw;                                                             \
+        if (ahead) {                                                             \
+            _mm_prefetch(s + 8192, _MM_HINT_T0);                                 \
+            _mm_prefetch(s + 8192 + k->win - 1, _MM_HINT_T0);                    \
+        }                                                                        \
+        LK_SMALLBOX_LOAD(raw, s)                                                 \
+        BODY                                                                     \
+    })
+
 /* Packing: sub-box D (pix bytes of padding) with the data through shuffle P in
  * its first 16 bytes; stored, or streamed. */
 #define LK_SMALLBOX_SUB(D, P)                                                    \
@@ -5596,7 +5608,8 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
          * (compare_builds.py on the Xeon: crouton -> NHWC uint8 of
          * 1x3x1024x1024, 32 MB read for 3 MB written, 0.52x the time;
          * Crouton4x1 -> NHWC 0.81x; 2 KiB ahead did half as well, 16 KiB as
-         * 8). Boxes of one load (a pixel of float16 / float32) gained nothing,
+         * 8). Boxes of one load (a pixel of float16 / float32) gained nothing
+         * there (on Zen 5 they do: below),
          * and float32 of 1x3x224x224 took 1.24x the time with them. Grids
          * whose source L2 / L3 hold, under LK_SMALLBOX_AHEAD_MIN (`far`: of the
          * whole operation's grid, not of a thread's slice of it),
@@ -5638,16 +5651,22 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
             }
         })
     } else {
+        /* One load a box (Crouton4x1 / Crouton2 -> NHWC of 3 channels: 12
+         * bytes of every 128 of a padded source, half its lines): as above,
+         * the lines 8 KiB on are asked for when the whole grid is far larger
+         * than the cache (compare_builds.py, 1x3x1024x1024: Crouton4x1 uint8 0.55x
+         * the time, Crouton2 float16 0.65x; float32 crouton, a pixel a load, 0.56x). */
+        const int ahead = far && lv[3].s > 0 && lv[3].s <= 256;
         switch (k->w) {
-        case 16: LK_SMALLBOX_LOOPS(_mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(raw, perm));) break;
+        case 16: LK_SMALLBOX_UNPACK_LOOPS(_mm_storeu_si128((__m128i *)d, _mm_shuffle_epi8(raw, perm));) break;
         case 8:
-            LK_SMALLBOX_LOOPS({
+            LK_SMALLBOX_UNPACK_LOOPS({
                 _mm_storel_epi64((__m128i *)d, _mm_shuffle_epi8(raw, perm));
                 _mm_storel_epi64((__m128i *)(d + q - 8), _mm_shuffle_epi8(raw, tail));
             })
             break;
         case 4:
-            LK_SMALLBOX_LOOPS({
+            LK_SMALLBOX_UNPACK_LOOPS({
                 int32_t a = _mm_cvtsi128_si32(_mm_shuffle_epi8(raw, perm));
                 int32_t b = _mm_cvtsi128_si32(_mm_shuffle_epi8(raw, tail));
                 memcpy(d, &a, 4);
@@ -5655,14 +5674,14 @@ __attribute__((target("avx2"))) static void lk_smallbox_grid_avx2(char *restrict
             })
             break;
         case 2:
-            LK_SMALLBOX_LOOPS({
+            LK_SMALLBOX_UNPACK_LOOPS({
                 uint16_t a = (uint16_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(raw, perm));
                 uint16_t b = (uint16_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(raw, tail));
                 memcpy(d, &a, 2);
                 memcpy(d + q - 2, &b, 2);
             })
             break;
-        default: LK_SMALLBOX_LOOPS(*d = (char)_mm_cvtsi128_si32(_mm_shuffle_epi8(raw, perm));) break;
+        default: LK_SMALLBOX_UNPACK_LOOPS(*d = (char)_mm_cvtsi128_si32(_mm_shuffle_epi8(raw, perm));) break;
         }
     }
 }
