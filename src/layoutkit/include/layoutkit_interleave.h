@@ -3487,6 +3487,21 @@ LK_VBMI static void lk_rowrun_block_z16(char *stage, const char *src, ptrdiff_t 
         }
     }
 }
+
+/* ... for 4-byte elements by the 16 x 16 tiles (lk_ptile_z32), a whole line
+ * of each lane a tile: transpose_regimes 4 3136 256 hot 131 -> 96 us, from
+ * memory 397 -> 346 us; NHWC -> NCHW float32 8x256x56x56 0.86x the time. */
+LK_VBMI static void lk_rowrun_block_z32(char *stage, const char *src, ptrdiff_t slane,
+                                        ptrdiff_t nr) {
+    const void *tab[16];
+    for (ptrdiff_t q = 0; q < LK_ROWRUN_BYTES / 4; q += 16) {
+        for (int l = 0; l < 16; l++) tab[l] = src + (q + l) * slane;
+        for (ptrdiff_t r0 = 0; r0 < nr; r0 += 16) {
+            ptrdiff_t r = r0 + 16 <= nr ? r0 : nr - 16;
+            lk_ptile_z32(stage + r * LK_ROWRUN_BYTES + q * 4, LK_ROWRUN_BYTES, tab, r * 4);
+        }
+    }
+}
 #endif
 
 __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
@@ -3518,6 +3533,9 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
 #ifdef LK_HAVE_VBMI_TILES
             if (es == 2 && rows > 64 && lk_is_amd() && !lk_split_avx512() && lk_vbmi()) {
                 lk_rowrun_block_z16(stage, src + j0 * slane + i0 * es, slane, nr);
+            } else if (es == 4 && rows > 64 && nr >= 16 && lk_is_amd() && !lk_split_avx512() &&
+                       lk_vbmi()) {
+                lk_rowrun_block_z32(stage, src + j0 * slane + i0 * es, slane, nr);
             } else
 #endif
             if (rows > 64 && lk_is_amd()) {
