@@ -101,6 +101,20 @@ def test_crouton_runs_past_l2(shape, dtype):
     assert got.tobytes() == ref_unpack(packed, "NHWC8h8w32c", dims="NHWC", shape=x.shape).tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
+@pytest.mark.parametrize("shape", [(1, 7, 7, 2048), (2, 9, 5, 544), (1, 16, 16, 512), (1, 3, 2, 1024)])
+def test_crouton_unpack_of_many_chunks(shape, dtype):
+    """Crouton -> NHWC of 16+ chunks of channels a multiple of 2 KiB apart:
+    the runs of every pixel a block of 8 chunks at a time (copy_levels),
+    the last block partial (544 channels: 17 chunks); against the reference."""
+    x = _data(shape, dtype, seed=7)
+    layout = lk.Layout("NHWC8h8w32c", dims="NHWC")
+    packed = layout.pack(x)
+    got = layout.unpack(packed, x.shape)
+    assert got.tobytes() == x.tobytes()
+    assert got.tobytes() == ref_unpack(packed, "NHWC8h8w32c", dims="NHWC", shape=x.shape).tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64], ids=str)
 @pytest.mark.parametrize("c", [2, 3, 4, 5, 8, 16, 33, 64])
 @pytest.mark.parametrize("tag", ["NHWC", "NCHW4c", "NCHW32c", "HCWN4c", "NHWC8h8w32c"])
