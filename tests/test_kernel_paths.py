@@ -102,7 +102,9 @@ def test_crouton_runs_past_l2(shape, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64], ids=str)
-@pytest.mark.parametrize("shape", [(1, 7, 7, 2048), (2, 9, 5, 544), (1, 16, 16, 512), (1, 3, 2, 1024)])
+@pytest.mark.parametrize(
+    "shape", [(1, 7, 7, 2048), (2, 9, 5, 544), (1, 16, 16, 512), (1, 3, 2, 1024)]
+)
 def test_crouton_unpack_of_many_chunks(shape, dtype):
     """Crouton -> NHWC of 16+ chunks of channels a multiple of 2 KiB apart:
     the runs of every pixel a block of 8 chunks at a time (copy_levels),
