@@ -44,7 +44,7 @@ cdef enum:
     RUN_GROUP = 8       # runs of a pixel copied together into their chunks (copy_small_rows)
     FILL_SLICE = 32768  # bytes of output padded, then given its data, at a time (in L1)
     PF_BOXES = 16       # tiny boxes prefetched ahead in copy_lanes
-    ALIASED_ROWS_BLOCK = 8  # copy_levels: rows 4 KiB apart, this many through every box at a time
+    ALIASED_ROWS_BLOCK = 8  # copy_levels: rows 2 KiB-aliased, this many through every box at a time
     OUT_PREFETCH_BYTES = 1024  # copy_lanes: boxes this large prefetch the next one's output
     LANE_BLOCK_BYTES = 1024     # copy_lanes: boxes batched (copy_lane_blocks) up to this
     LANE_BLOCK_L2_BYTES = 4096  # ... or this, when the operation fits L2

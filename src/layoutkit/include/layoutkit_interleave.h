@@ -1243,12 +1243,14 @@ LK_VBMI static inline void lk_ptile_vbmi_8(char *d, ptrdiff_t ds, const void *co
 LK_VBMI static ptrdiff_t lk_interleave4_w16_vbmi(char *restrict out, const void *const *lanes,
                                                  ptrdiff_t m) {
     if (m < 64) return 0;
+    /* Element e of register 0: pixel e / 4 of lane (e % 2 ? second : first). */
+    static const uint16_t base[32] __attribute__((aligned(64))) = {
+    0, 32, 0, 32, 1, 33, 1, 33, 2, 34, 2, 34, 3, 35, 3, 35,
+    4, 36, 4, 36, 5, 37, 5, 37, 6, 38, 6, 38, 7, 39, 7, 39};
     __m512i idx[4];
-    for (int j = 0; j < 4; j++) {
-        uint16_t t[32];
-        for (int e = 0; e < 32; e++) t[e] = (uint16_t)((e % 2 ? 32 : 0) + 8 * j + e / 4);
-        idx[j] = _mm512_loadu_si512(t);
-    }
+    for (int j = 0; j < 4; j++)
+        idx[j] = _mm512_add_epi16(_mm512_load_si512((const void *)base),
+                                  _mm512_set1_epi16((short)(8 * j)));
     const __mmask32 hi = 0xCCCCCCCCu;
     const char *a = (const char *)lanes[0], *b = (const char *)lanes[1];
     const char *c = (const char *)lanes[2], *d = (const char *)lanes[3];
@@ -1283,12 +1285,15 @@ LK_VBMI static ptrdiff_t lk_interleave4_w16_vbmi(char *restrict out, const void 
 LK_VBMI static ptrdiff_t lk_interleave4_u8_vbmi(char *restrict out, const void *const *lanes,
                                                 ptrdiff_t m) {
     if (m < 128) return 0;
+    static const uint8_t base[64] __attribute__((aligned(64))) = {
+    0, 64, 0, 64, 1, 65, 1, 65, 2, 66, 2, 66, 3, 67, 3, 67,
+    4, 68, 4, 68, 5, 69, 5, 69, 6, 70, 6, 70, 7, 71, 7, 71,
+    8, 72, 8, 72, 9, 73, 9, 73, 10, 74, 10, 74, 11, 75, 11, 75,
+    12, 76, 12, 76, 13, 77, 13, 77, 14, 78, 14, 78, 15, 79, 15, 79};
     __m512i idx[4];
-    for (int j = 0; j < 4; j++) {
-        uint8_t t[64];
-        for (int e = 0; e < 64; e++) t[e] = (uint8_t)((e % 2 ? 64 : 0) + 16 * j + e / 4);
-        idx[j] = _mm512_loadu_si512(t);
-    }
+    for (int j = 0; j < 4; j++)
+        idx[j] = _mm512_add_epi8(_mm512_load_si512((const void *)base),
+                                 _mm512_set1_epi8((char)(16 * j)));
     const __mmask64 hi = 0xCCCCCCCCCCCCCCCCULL;
     const char *a = (const char *)lanes[0], *b = (const char *)lanes[1];
     const char *c = (const char *)lanes[2], *d = (const char *)lanes[3];
