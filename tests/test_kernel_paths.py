@@ -481,6 +481,23 @@ def test_staged_rows_of_every_length(tag, dtype):
         assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
 
 
+def _check_lanes_of_a_batch(tag, dtype, offset, batches, widths):
+    """HCWN4c / HCWN8c of batches of 3-row images, 7 or 8 channels (a block
+    partly padding), into an output at ``offset``: against the reference,
+    nothing outside the output written, and back."""
+    layout = lk.Layout(tag, dims="NCHW")
+    for n, c, w in itertools.product(batches, [8, 7], widths):
+        shape = (n, c, 3, w)
+        x = _data(shape, dtype, seed=n * w + c)
+        raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
+        raw[:] = 0xA5
+        got = layout.pack(x, pad_value=3, out=out)
+        want = ref_pack(x, tag, dims="NCHW", pad_value=3)
+        assert got.tobytes() == want.tobytes(), (n, c, w)
+        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
+        assert layout.unpack(got, shape).tobytes() == x.tobytes(), (n, c, w)
+
+
 @pytest.mark.parametrize("offset", [0, 16, 48])
 @pytest.mark.parametrize("dtype", [np.uint32, np.float32], ids=str)
 @pytest.mark.parametrize("tag", ["HCWN4c", "HCWN8c"])
@@ -491,17 +508,7 @@ def test_four_byte_lanes_of_a_batch(store_mode, tag, dtype, offset):
     rows moved back to end at the box's edge. Lane counts 16-64, rows of 16
     to 57, channels that leave a block partly padding; nothing outside the
     output is written."""
-    layout = lk.Layout(tag, dims="NCHW")
-    for n, c, w in itertools.product([4, 5, 8], [8, 7], [16, 17, 40, 57]):
-        shape = (n, c, 3, w)
-        x = _data(shape, dtype, seed=n * w + c)
-        raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
-        raw[:] = 0xA5
-        got = layout.pack(x, pad_value=3, out=out)
-        want = ref_pack(x, tag, dims="NCHW", pad_value=3)
-        assert got.tobytes() == want.tobytes(), (n, c, w)
-        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
-        assert layout.unpack(got, shape).tobytes() == x.tobytes(), (n, c, w)
+    _check_lanes_of_a_batch(tag, dtype, offset, [4, 5, 8], [16, 17, 40, 57])
 
 
 @pytest.mark.parametrize("offset", [0, 16, 40])
@@ -513,17 +520,7 @@ def test_two_byte_lanes_of_a_batch(tag, dtype, offset):
     tile of lanes and of rows moved back to end at the box's edge. Lane
     counts 16-96, rows of 8 to 57, channels that leave a block partly
     padding; nothing outside the output is written."""
-    layout = lk.Layout(tag, dims="NCHW")
-    for n, c, w in itertools.product([4, 8, 9, 12], [8, 7], [8, 9, 23, 57]):
-        shape = (n, c, 3, w)
-        x = _data(shape, dtype, seed=n * w + c)
-        raw, start, out = _output_at(layout.physical_shape(shape), dtype, offset)
-        raw[:] = 0xA5
-        got = layout.pack(x, pad_value=3, out=out)
-        want = ref_pack(x, tag, dims="NCHW", pad_value=3)
-        assert got.tobytes() == want.tobytes(), (n, c, w)
-        assert (raw[:start] == 0xA5).all() and (raw[start + out.nbytes :] == 0xA5).all()
-        assert layout.unpack(got, shape).tobytes() == x.tobytes(), (n, c, w)
+    _check_lanes_of_a_batch(tag, dtype, offset, [4, 8, 9, 12], [8, 9, 23, 57])
 
 
 @pytest.mark.parametrize("offset", [1, 2, 3, 6])

@@ -1232,95 +1232,72 @@ LK_VBMI static inline void lk_tile_vbmi_8(char *d, ptrdiff_t ds, const char *s, 
 LK_VBMI static inline void lk_ptile_vbmi_8(char *d, ptrdiff_t ds, const void *const *lanes,
                                            ptrdiff_t off) LK_VBMI_TILE32_BODY(LK_ROW_LANES)
 
-/* Four lanes of 2-byte elements into pixels of four (NCHW4c / HCWNC4 of
- * float16 channel planes), 32 pixels a step: output register j is two
- * vpermt2w with one index, of lanes 0 and 1 for slots 0 and 1 and of lanes 2
- * and 3 for slots 2 and 3, blended; the stores line-aligned from the first
- * pixel on a line, the last step ending at m. The compiler's SSE4.1 loop did
- * these: compare_builds.py on Zen 5, HCWNC4 float16 of 1x64x256x256 0.63x the
- * time, NCHW4c float16 of 8x256x56x56 0.86x. Returns m, or 0 (fewer than two
- * steps). */
-LK_VBMI static ptrdiff_t lk_interleave4_w16_vbmi(char *restrict out, const void *const *lanes,
-                                                 ptrdiff_t m) {
-    if (m < 64) return 0;
-    /* Element e of register 0: pixel e / 4 of lane (e % 2 ? second : first). */
-    static const uint16_t base[32] __attribute__((aligned(64))) = {
+/* Four lanes into pixels of four (NCHW4c / HCWNC4 of channel planes), 64
+ * bytes of each lane a step: output register j is two two-register permutes
+ * with one index (vpermt2w for 2-byte elements, vpermt2b for bytes), of lanes
+ * 0 and 1 for slots 0 and 1 and of lanes 2 and 3 for slots 2 and 3, blended;
+ * the stores line-aligned from the first pixel on a line, the last step
+ * ending at m. The compiler's SSE4.1 loop did these: compare_builds.py on Zen
+ * 5, HCWNC4 float16 of 1x64x256x256 0.63x the time, NCHW4c float16 of
+ * 8x256x56x56 0.86x, uint8 0.96x (1x64x256x256, 0.9x copy already, the same).
+ * Returns m, or 0 (fewer than two steps). Register 0's index: element e is
+ * pixel e / 4 of the first or (e odd) the second lane; register j's adds
+ * 16 j bytes of pixels. */
+static const uint16_t lk_il4_base16[32] __attribute__((aligned(64))) = {
     0, 32, 0, 32, 1, 33, 1, 33, 2, 34, 2, 34, 3, 35, 3, 35,
     4, 36, 4, 36, 5, 37, 5, 37, 6, 38, 6, 38, 7, 39, 7, 39};
-    __m512i idx[4];
-    for (int j = 0; j < 4; j++)
-        idx[j] = _mm512_add_epi16(_mm512_load_si512((const void *)base),
-                                  _mm512_set1_epi16((short)(8 * j)));
-    const __mmask32 hi = 0xCCCCCCCCu;
-    const char *a = (const char *)lanes[0], *b = (const char *)lanes[1];
-    const char *c = (const char *)lanes[2], *d = (const char *)lanes[3];
-#define LK_IL4W_STEP(i)                                                          \
-    {                                                                            \
-        const __m512i va = _mm512_loadu_si512(a + (i) * 2);                      \
-        const __m512i vb = _mm512_loadu_si512(b + (i) * 2);                      \
-        const __m512i vc = _mm512_loadu_si512(c + (i) * 2);                      \
-        const __m512i vd = _mm512_loadu_si512(d + (i) * 2);                      \
-        for (int j = 0; j < 4; j++)                                              \
-            _mm512_storeu_si512(out + (i) * 8 + 64 * j,                          \
-                                _mm512_mask_blend_epi16(                         \
-                                    hi, _mm512_permutex2var_epi16(va, idx[j], vb), \
-                                    _mm512_permutex2var_epi16(vc, idx[j], vd))); \
-    }
-    ptrdiff_t i = 0;
-    const ptrdiff_t to_line = (ptrdiff_t)(-(uintptr_t)out & 63);
-    if (to_line % 8 == 0 && to_line) {
-        LK_IL4W_STEP(0)
-        i = to_line / 8;
-    }
-    for (; i + 32 <= m; i += 32) LK_IL4W_STEP(i)
-    if (i < m) LK_IL4W_STEP(m - 32)
-#undef LK_IL4W_STEP
-    return m;
-}
-
-/* ... and of bytes (NCHW4c / HCWNC4 of uint8 channel planes, lanes far
- * apart: lk_interleave4_u8_avx2 takes those within 4 KiB), 64 pixels a step
- * by vpermt2b: compare_builds.py, NCHW4c uint8 8x256x56x56 0.96x the time,
- * 1x64x256x256 (0.9x copy already) the same. */
-LK_VBMI static ptrdiff_t lk_interleave4_u8_vbmi(char *restrict out, const void *const *lanes,
-                                                ptrdiff_t m) {
-    if (m < 128) return 0;
-    static const uint8_t base[64] __attribute__((aligned(64))) = {
+static const uint8_t lk_il4_base8[64] __attribute__((aligned(64))) = {
     0, 64, 0, 64, 1, 65, 1, 65, 2, 66, 2, 66, 3, 67, 3, 67,
     4, 68, 4, 68, 5, 69, 5, 69, 6, 70, 6, 70, 7, 71, 7, 71,
     8, 72, 8, 72, 9, 73, 9, 73, 10, 74, 10, 74, 11, 75, 11, 75,
     12, 76, 12, 76, 13, 77, 13, 77, 14, 78, 14, 78, 15, 79, 15, 79};
+
+LK_VBMI __attribute__((always_inline)) static inline ptrdiff_t lk_interleave4_vbmi_k(
+    char *restrict out, const void *const *lanes, ptrdiff_t m, const int es) {
+    const ptrdiff_t step = 64 / es;
+    if (m < 2 * step) return 0;
     __m512i idx[4];
     for (int j = 0; j < 4; j++)
-        idx[j] = _mm512_add_epi8(_mm512_load_si512((const void *)base),
-                                 _mm512_set1_epi8((char)(16 * j)));
-    const __mmask64 hi = 0xCCCCCCCCCCCCCCCCULL;
+        idx[j] = es == 2 ? _mm512_add_epi16(_mm512_load_si512((const void *)lk_il4_base16),
+                                            _mm512_set1_epi16((short)(8 * j)))
+                         : _mm512_add_epi8(_mm512_load_si512((const void *)lk_il4_base8),
+                                           _mm512_set1_epi8((char)(16 * j)));
     const char *a = (const char *)lanes[0], *b = (const char *)lanes[1];
     const char *c = (const char *)lanes[2], *d = (const char *)lanes[3];
-#define LK_IL4B_STEP(i)                                                          \
+#define LK_IL4_PIXELS(j, va, vb, vc, vd)                                                     \
+    (es == 2 ? _mm512_mask_blend_epi16(0xCCCCCCCCu, _mm512_permutex2var_epi16(va, idx[j], vb), \
+                                       _mm512_permutex2var_epi16(vc, idx[j], vd))          \
+             : _mm512_mask_blend_epi8(0xCCCCCCCCCCCCCCCCULL,                              \
+                                      _mm512_permutex2var_epi8(va, idx[j], vb),            \
+                                      _mm512_permutex2var_epi8(vc, idx[j], vd)))
+#define LK_IL4_STEP(i)                                                           \
     {                                                                            \
-        const __m512i va = _mm512_loadu_si512(a + (i));                          \
-        const __m512i vb = _mm512_loadu_si512(b + (i));                          \
-        const __m512i vc = _mm512_loadu_si512(c + (i));                          \
-        const __m512i vd = _mm512_loadu_si512(d + (i));                          \
+        const __m512i va = _mm512_loadu_si512(a + (i) * es);                     \
+        const __m512i vb = _mm512_loadu_si512(b + (i) * es);                     \
+        const __m512i vc = _mm512_loadu_si512(c + (i) * es);                     \
+        const __m512i vd = _mm512_loadu_si512(d + (i) * es);                     \
         for (int j = 0; j < 4; j++)                                              \
-            _mm512_storeu_si512(out + (i) * 4 + 64 * j,                          \
-                                _mm512_mask_blend_epi8(                          \
-                                    hi, _mm512_permutex2var_epi8(va, idx[j], vb), \
-                                    _mm512_permutex2var_epi8(vc, idx[j], vd)));  \
+            _mm512_storeu_si512(out + (i) * 4 * es + 64 * j, LK_IL4_PIXELS(j, va, vb, vc, vd)); \
     }
     ptrdiff_t i = 0;
     const ptrdiff_t to_line = (ptrdiff_t)(-(uintptr_t)out & 63);
-    if (to_line % 4 == 0 && to_line) {
-        LK_IL4B_STEP(0)
-        i = to_line / 4;
+    if (to_line % (4 * es) == 0 && to_line) {
+        LK_IL4_STEP(0)
+        i = to_line / (4 * es);
     }
-    for (; i + 64 <= m; i += 64) LK_IL4B_STEP(i)
-    if (i < m) LK_IL4B_STEP(m - 64)
-#undef LK_IL4B_STEP
+    for (; i + step <= m; i += step) LK_IL4_STEP(i)
+    if (i < m) LK_IL4_STEP(m - step)
+#undef LK_IL4_STEP
+#undef LK_IL4_PIXELS
     return m;
 }
 
+/* One copy per element size, es a constant in each (bytes: lanes far apart;
+ * lk_interleave4_u8_avx2 takes those within 4 KiB). */
+LK_VBMI static ptrdiff_t lk_interleave4_vbmi(char *restrict out, const void *const *lanes,
+                                             ptrdiff_t m, int es) {
+    return es == 2 ? lk_interleave4_vbmi_k(out, lanes, m, 2) : lk_interleave4_vbmi_k(out, lanes, m, 1);
+}
 
 /* 8 byte lanes into rows of 8 (NCHW8c / HCWNC8 of uint8 / int8): round 1 of
  * the tile above makes 16 rows of 8 lanes out of two registers of 4 lanes.
@@ -3602,37 +3579,37 @@ __attribute__((target("avx2"))) static void lk_transpose_direct_avx2(
 #define LK_ROWRUN_BYTES 256
 
 #ifdef LK_HAVE_VBMI_TILES
-/* One block of lk_transpose_rowruns_avx2 for 2-byte elements by the 32-lane
- * by 8-row 512-bit tiles (lk_ptile_z16): nr >= 8 rows of the run's 128 lanes
- * (src at the block's first lane and row) into the stage. Zen 5, NHWC -> NCHW
- * float16 of 256 channels x 3136 pixels (bench/c/transpose_regimes.c 2 3136
- * 256): 0.77x the time of the AVX2 wide tiles hot, the same from memory;
- * compare_builds.py 8x256x56x56 0.89x. */
-LK_VBMI static void lk_rowrun_block_z16(char *stage, const char *src, ptrdiff_t slane,
-                                        ptrdiff_t nr) {
+/* One block of lk_transpose_rowruns_avx2 by 512-bit tiles that write whole
+ * 64-byte rows: 2-byte elements 32 lanes by 8 rows (lk_ptile_z16), 4-byte 16
+ * by 16 (lk_ptile_z32, a whole line of each lane a tile); nr >= 16 rows of
+ * the run's lanes (src at the block's first lane and row) into the stage.
+ * Zen 5, NHWC -> NCHW of 256 channels x 3136 pixels
+ * (bench/c/transpose_regimes.c 2|4 3136 256): float16 78 -> 60 us hot, the
+ * same from memory; float32 131 -> 96 us hot, 397 -> 346 us from memory;
+ * compare_builds.py 8x256x56x56 float16 0.89x, float32 0.86x the time. */
+LK_VBMI __attribute__((always_inline)) static inline void lk_rowrun_block_z_k(
+    char *stage, const char *src, ptrdiff_t slane, ptrdiff_t nr, const int es) {
     const void *tab[32];
-    for (ptrdiff_t q = 0; q < LK_ROWRUN_BYTES / 2; q += 32) {
-        for (int l = 0; l < 32; l++) tab[l] = src + (q + l) * slane;
-        for (ptrdiff_t r0 = 0; r0 < nr; r0 += 8) {
-            ptrdiff_t r = r0 + 8 <= nr ? r0 : nr - 8;
-            lk_ptile_z16(stage + r * LK_ROWRUN_BYTES + q * 2, LK_ROWRUN_BYTES, tab, r * 2);
+    const ptrdiff_t lanes = 64 / es, tile_rows = es == 2 ? 8 : 16;
+    for (ptrdiff_t q = 0; q < LK_ROWRUN_BYTES / es; q += lanes) {
+        for (ptrdiff_t l = 0; l < lanes; l++) tab[l] = src + (q + l) * slane;
+        for (ptrdiff_t r0 = 0; r0 < nr; r0 += tile_rows) {
+            ptrdiff_t r = r0 + tile_rows <= nr ? r0 : nr - tile_rows;
+            char *d = stage + r * LK_ROWRUN_BYTES + q * es;
+            if (es == 2)
+                lk_ptile_z16(d, LK_ROWRUN_BYTES, tab, r * 2);
+            else
+                lk_ptile_z32(d, LK_ROWRUN_BYTES, tab, r * 4);
         }
     }
 }
 
-/* ... for 4-byte elements by the 16 x 16 tiles (lk_ptile_z32), a whole line
- * of each lane a tile: transpose_regimes 4 3136 256 hot 131 -> 96 us, from
- * memory 397 -> 346 us; NHWC -> NCHW float32 8x256x56x56 0.86x the time. */
-LK_VBMI static void lk_rowrun_block_z32(char *stage, const char *src, ptrdiff_t slane,
-                                        ptrdiff_t nr) {
-    const void *tab[16];
-    for (ptrdiff_t q = 0; q < LK_ROWRUN_BYTES / 4; q += 16) {
-        for (int l = 0; l < 16; l++) tab[l] = src + (q + l) * slane;
-        for (ptrdiff_t r0 = 0; r0 < nr; r0 += 16) {
-            ptrdiff_t r = r0 + 16 <= nr ? r0 : nr - 16;
-            lk_ptile_z32(stage + r * LK_ROWRUN_BYTES + q * 4, LK_ROWRUN_BYTES, tab, r * 4);
-        }
-    }
+LK_VBMI static void lk_rowrun_block_z(char *stage, const char *src, ptrdiff_t slane,
+                                      ptrdiff_t nr, int es) {
+    if (es == 2)
+        lk_rowrun_block_z_k(stage, src, slane, nr, 2);
+    else
+        lk_rowrun_block_z_k(stage, src, slane, nr, 4);
 }
 #endif
 
@@ -3663,11 +3640,11 @@ __attribute__((target("avx2"))) static ptrdiff_t lk_transpose_rowruns_avx2(
             ptrdiff_t nr = rows - i0 < 64 ? rows - i0 : 64;
 #define LK_ROWRUN_TILE_ROW(r) ((r) + wide_rows <= nr ? (r) : nr - wide_rows)
 #ifdef LK_HAVE_VBMI_TILES
-            if (es == 2 && rows > 64 && lk_is_amd() && !lk_split_avx512() && lk_vbmi()) {
-                lk_rowrun_block_z16(stage, src + j0 * slane + i0 * es, slane, nr);
-            } else if (es == 4 && rows > 64 && nr >= 16 && lk_is_amd() && !lk_split_avx512() &&
-                       lk_vbmi()) {
-                lk_rowrun_block_z32(stage, src + j0 * slane + i0 * es, slane, nr);
+            /* (Blocks of more than 64 rows are all 64 rows: the last one
+             * overlaps the one before.) */
+            if ((es == 2 || es == 4) && rows > 64 && lk_is_amd() && !lk_split_avx512() &&
+                lk_vbmi()) {
+                lk_rowrun_block_z(stage, src + j0 * slane + i0 * es, slane, nr, es);
             } else
 #endif
             if (rows > 64 && lk_is_amd()) {
@@ -4695,11 +4672,9 @@ static ptrdiff_t lk_interleave_shuffled(void *restrict out, const void *const *l
         return lk_interleave4_u8_avx2((char *)out, lanes, m);
 #endif
 #ifdef LK_HAVE_VBMI_TILES
-    if (k == 4 && ostride == 4 && es == 2 && !lk_split_avx512() && lk_vbmi())
-        return lk_interleave4_w16_vbmi((char *)out, lanes, m);
-    if (k == 4 && ostride == 4 && es == 1 && !lk_split_avx512() && lk_vbmi() &&
-        !lk_lanes_within(lanes, 4, 4096))
-        return lk_interleave4_u8_vbmi((char *)out, lanes, m);
+    if (k == 4 && ostride == 4 && (es == 2 || (es == 1 && !lk_lanes_within(lanes, 4, 4096))) &&
+        !lk_split_avx512() && lk_vbmi())
+        return lk_interleave4_vbmi((char *)out, lanes, m, es);
     if (k == 8 && ostride == 8 && es == 1 && lk_vbmi())
         return lk_interleave8_u8_vbmi((char *)out, lanes, m);
 #endif
