@@ -5437,11 +5437,9 @@ __attribute__((target("avx2"))) static inline void lk_box_di4_u8(char *restrict 
                     BOX;                                                         \
             }
 
-__attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *restrict dst,
-                                                            const char *restrict src,
-                                                            const lk_grid_level *lv,
-                                                            ptrdiff_t stride, ptrdiff_t m,
-                                                            int data, const void *pad) {
+__attribute__((target("avx2"), always_inline)) static inline void lk_box_grid_avx2_m(
+    int kind, char *restrict dst, const char *restrict src, const lk_grid_level *lv,
+    ptrdiff_t stride, ptrdiff_t m, int data, const void *pad) {
     __m256i vpad = pad ? _mm256_loadu_si256((const __m256i *)pad) : _mm256_setzero_si256();
     switch (kind) {
     case LK_GRID_IL4_U8:
@@ -5461,6 +5459,21 @@ __attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *res
     case LK_GRID_DI4_U8: LK_GRID_LOOPS(lk_box_di4_u8(d, stride, s, m, data)) break;
     default: LK_GRID_LOOPS(lk_box_di2_u16(d, stride, s, m, data)) break;
     }
+}
+
+/* The boxes of croutons are 32 channels: with m a constant the box's steps
+ * unroll, without its step arithmetic and branches per box of 128 bytes
+ * (NHWC -> Crouton2 float16 of 8x256x56x56 took 1.75x the time of the same
+ * loop compiled with m = 32, in one process on the same buffers). */
+__attribute__((target("avx2"))) static void lk_box_grid_avx2(int kind, char *restrict dst,
+                                                            const char *restrict src,
+                                                            const lk_grid_level *lv,
+                                                            ptrdiff_t stride, ptrdiff_t m,
+                                                            int data, const void *pad) {
+    if (m == 32)
+        lk_box_grid_avx2_m(kind, dst, src, lv, stride, 32, data, pad);
+    else
+        lk_box_grid_avx2_m(kind, dst, src, lv, stride, m, data, pad);
 }
 #endif
 
