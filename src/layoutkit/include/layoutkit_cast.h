@@ -386,6 +386,17 @@ __attribute__((target("avx2,avx512f,avx512bw"))) static ptrdiff_t lk_quantize_f3
 }
 #endif
 
+/* The fused quantize-interleaves ask for each lane's line 2 KiB ahead: the
+ * 4-16 lanes (planes of float32) are streams the hardware prefetchers ran
+ * too short a distance ahead of, hot (from L3) as well as from memory.
+ * compare_builds.py on Zen 5, f32 -> HCWNC4 / HCWNC8 int8: 1x64x256x256
+ * 0.56x / 0.58x the time, 8x256x56x56 0.72x / 0.92x, 1x3x1024x1024 (three
+ * lanes and padding) 0.94-1.03x; 512 bytes ahead gained less. */
+#define LK_QUANT_PREFETCH_BYTES 2048
+static inline void lk_quant_prefetch_lanes(const char *p, ptrdiff_t ls, int lo, int hi) {
+    for (int j = lo; j < hi; j++) __builtin_prefetch(p + j * ls + LK_QUANT_PREFETCH_BYTES);
+}
+
 /*
  * Quantize and interleave in one pass: float32 lanes (channel planes) into rows
  * of k one-byte slots, k = 4, 8 or 16 (NCHW4c, HCWN4c/8c/16c of int8/uint8):
@@ -400,17 +411,6 @@ __attribute__((target("avx2,avx512f,avx512bw"))) static ptrdiff_t lk_quantize_f3
  * 4 x 4 block of bytes from lane-major to row-major. Returns the rows done (a
  * multiple of 8; 0 when the scale or the rounding mode does not allow it).
  */
-/* The fused quantize-interleaves ask for each lane's line 2 KiB ahead: the
- * 4-16 lanes (planes of float32) are streams the hardware prefetchers ran
- * too short a distance ahead of, hot (from L3) as well as from memory.
- * compare_builds.py on Zen 5, f32 -> HCWNC4 / HCWNC8 int8: 1x64x256x256
- * 0.56x / 0.58x the time, 8x256x56x56 0.72x / 0.92x, 1x3x1024x1024 (three
- * lanes and padding) 0.94-1.03x; 512 bytes ahead gained less. */
-#define LK_QUANT_PREFETCH_BYTES 2048
-static inline void lk_quant_prefetch_lanes(const char *p, ptrdiff_t ls, int lo, int hi) {
-    for (int j = lo; j < hi; j++) __builtin_prefetch(p + j * ls + LK_QUANT_PREFETCH_BYTES);
-}
-
 __attribute__((target("avx2"), always_inline)) static inline ptrdiff_t lk_quantize_interleave_k(
     char *restrict dst, const char *restrict src, ptrdiff_t lane_stride, ptrdiff_t n, const int k,
     const int lo, const int hi, const int is_signed, const int exact, float scale, float zp, int pad) {
