@@ -567,12 +567,16 @@ __attribute__((target("avx2,avx512f"))) static void lk_copy_runs_2d_zmm(
     else
         LK_RUNS_2D(128);
 }
+/* Whether the run loops take their 512-bit clones (see above). */
+static inline int lk_runs_by_zmm(ptrdiff_t run) {
+    return run >= 64 && !lk_moves_at_most((ptrdiff_t)2 << 20) && lk_vbmi();
+}
 #endif
 static inline void lk_copy_runs_2d(char *restrict dst, ptrdiff_t dq, ptrdiff_t d0,
                                    const char *restrict src, ptrdiff_t sq, ptrdiff_t s0,
                                    ptrdiff_t nq, ptrdiff_t n0, ptrdiff_t run) {
 #ifdef LK_HAVE_X86_CLONES
-    if (run >= 64 && !lk_moves_at_most((ptrdiff_t)2 << 20) && lk_vbmi()) {
+    if (lk_runs_by_zmm(run)) {
         lk_copy_runs_2d_zmm(dst, dq, d0, src, sq, s0, nq, n0, run);
         return;
     }
@@ -642,7 +646,7 @@ static inline void lk_copy_runs_3d(char *restrict dst, ptrdiff_t dq, ptrdiff_t d
                                    const char *restrict src, ptrdiff_t sq, ptrdiff_t s0,
                                    ptrdiff_t nq, ptrdiff_t n0, ptrdiff_t nc, ptrdiff_t run) {
 #ifdef LK_HAVE_X86_CLONES
-    if (run >= 64 && !lk_moves_at_most((ptrdiff_t)2 << 20) && lk_vbmi()) {
+    if (lk_runs_by_zmm(run)) {
         lk_copy_runs_3d_zmm(dst, dq, d0, dc, src, sq, s0, nq, n0, nc, run);
         return;
     }
